@@ -1,0 +1,286 @@
+"""The ``faithmon`` command: the composition root that wires the parts together."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from . import __version__, runtime
+from .alerts import LogSink, to_json
+from .config import Settings
+from .errors import ConfigError
+from .model import Judge, StoredRecord
+from .store import engine as store_engine
+from .store import repo
+
+
+def _settings() -> Settings:
+    try:
+        return Settings.from_env()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+
+
+@click.group()
+@click.version_option(__version__, prog_name="faithmon")
+def main() -> None:
+    """faithmon: monitor the faithfulness of a RAG app's answers in production."""
+
+
+@main.command()
+@click.option("--requests", "count", default=400, show_default=True, help="Requests to send.")
+@click.option("--seed", default=7, show_default=True, help="Seed of the simulated traffic.")
+def demo(count: int, seed: int) -> None:
+    """Run the whole loop on a sample RAG app: ingest, score, detect drift, alert."""
+    import os
+
+    from .demo.run import DEFAULT_DEMO_URL, run_demo
+
+    if "FAITHMON_DATABASE_URL" in os.environ:
+        settings = _settings()
+    else:
+        # A fresh demo database each run, so the story starts from nothing.
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"faithmon-demo.db{suffix}").unlink(missing_ok=True)
+        settings = replace(_settings(), database_url=DEFAULT_DEMO_URL)
+    _configure_logging("WARNING")
+    run_demo(settings, requests=count, seed=seed, out=sys.stdout)
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=4318, show_default=True, help="Port (OTLP/HTTP is 4318).")
+def serve(host: str, port: int) -> None:
+    """Receive OTLP/HTTP traces on POST /v1/traces and store RAG records."""
+    import uvicorn
+
+    from .ingest.http import create_app
+
+    settings = _settings()
+    _configure_logging(settings.log_level)
+    _, sessions = runtime.open_store(settings)
+    pipeline = runtime.make_pipeline(settings, runtime.make_save(sessions))
+    pipeline.start()
+    app = create_app(pipeline, settings.max_body_bytes)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
+    try:
+        server.run()
+    finally:
+        # Traces still buffered for assembly are saved, not dropped, on shutdown.
+        pipeline.stop()
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="Run each job once and exit.")
+def worker(once: bool) -> None:
+    """Score pending records and update drift alerts on a schedule."""
+    from . import worker as jobs
+
+    settings = _settings()
+    _configure_logging(settings.log_level)
+    _, sessions = runtime.open_store(settings)
+    judge = runtime.make_judge(settings)
+    config = runtime.drift_config(settings)
+    sinks = [LogSink()]
+
+    def score() -> int:
+        return jobs.score_pending(
+            sessions, judge, batch=settings.worker_batch, lease_seconds=settings.lease_seconds
+        )
+
+    def detect() -> jobs.DriftRun:
+        return jobs.check_drift(sessions, judge.name, config, sinks)
+
+    if once:
+        scored = score()
+        result = detect()
+        click.echo(f"scored {scored} records; {len(result.changed)} alert changes")
+        return
+    jobs.run([(score, settings.score_interval), (detect, settings.drift_interval)])
+
+
+def _read_jsonl(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    for number, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            yield number, None, f"line {number}: not JSON ({exc})"
+            continue
+        if not isinstance(item, dict):
+            yield number, None, f"line {number}: expected a JSON object"
+            continue
+        yield number, item, None
+
+
+def _score_line(judge: Judge, item: dict[str, Any]) -> dict[str, Any]:
+    contexts = item.get("retrieved_contexts")
+    question = item.get("user_input", "")
+    response = item.get("response")
+    if not isinstance(response, str):
+        raise ValueError("'response' must be a string")
+    if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
+        raise ValueError("'retrieved_contexts' must be a list of strings")
+    if not isinstance(question, str):
+        raise ValueError("'user_input' must be a string")
+    judgement = judge.judge(question, contexts, response)
+    return {
+        **item,
+        "faithfulness": judgement.faithfulness,
+        "status": judgement.status,
+        "claims": [
+            {
+                "text": c.text,
+                "verdict": c.verdict,
+                "chunk": c.chunk,
+                "quote": c.quote,
+                "critical": c.critical,
+            }
+            for c in judgement.claims
+        ],
+        "judge": judgement.judge,
+    }
+
+
+@main.command()
+@click.argument("file", type=click.File("r"))
+@click.option("-o", "--output", type=click.File("w"), default="-", help="Output JSONL (stdout).")
+def score(file: IO[str], output: IO[str]) -> None:
+    """Score a JSONL file of {user_input, response, retrieved_contexts}; no database."""
+    settings = _settings()
+    judge = runtime.make_judge(settings)
+    errors = 0
+    for number, item, error in _read_jsonl(file):
+        if item is not None:
+            try:
+                item = _score_line(judge, item)
+            except ValueError as exc:
+                error = f"line {number}: {exc}"
+        if error is not None:
+            errors += 1
+            click.echo(error, err=True)
+            item = {**(item or {}), "line": number, "status": "invalid_input", "error": error}
+        output.write(json.dumps(item, ensure_ascii=False) + "\n")
+    if errors:
+        raise click.ClickException(f"{errors} lines could not be scored")
+
+
+@main.group()
+def db() -> None:
+    """Database schema commands."""
+
+
+@db.command("upgrade")
+@click.option("--revision", default="head", show_default=True, help="Target revision.")
+def db_upgrade(revision: str) -> None:
+    """Create or upgrade the schema of FAITHMON_DATABASE_URL."""
+    settings = _settings()
+    engine = store_engine.make_engine(settings.database_url)
+    store_engine.upgrade(engine, revision)
+    click.echo(f"schema at revision {store_engine.current_revision(engine)}")
+
+
+@main.group()
+def traces() -> None:
+    """Stored RAG records."""
+
+
+def record_json(stored: StoredRecord, judge_name: str | None = None) -> dict[str, Any]:
+    record = stored.record
+    current = [e for e in stored.evaluations if judge_name is None or e.judge == judge_name]
+    latest = current[-1] if current else (stored.evaluations[-1] if stored.evaluations else None)
+    return {
+        "trace_id": record.trace_id,
+        "started_at": record.started_at.isoformat(),
+        "question": record.question,
+        "answer": record.answer,
+        "chunks": [
+            {"id": c.id, "text": c.text, "score": c.score, "metadata": dict(c.metadata)}
+            for c in record.chunks
+        ],
+        "labels": dict(record.labels),
+        "status": stored.status,
+        "sample_reason": record.sample_reason,
+        "faithfulness": latest.faithfulness if latest else None,
+        "evaluations": [
+            {
+                "judge": e.judge,
+                "status": e.status,
+                "faithfulness": e.faithfulness,
+                "lenient": e.lenient,
+                "error": e.error,
+                "claims": [
+                    {
+                        "text": c.text,
+                        "verdict": c.verdict,
+                        "chunk": c.chunk,
+                        "quote": c.quote,
+                        "critical": c.critical,
+                    }
+                    for c in e.claims
+                ],
+            }
+            for e in stored.evaluations
+        ],
+    }
+
+
+@traces.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--limit", default=50, show_default=True, help="Most recent records to show.")
+def traces_list(as_json: bool, limit: int) -> None:
+    """List stored records, newest first, with their evaluations."""
+    settings = _settings()
+    _, sessions = runtime.open_store(settings)
+    judge_name = runtime.make_judge(settings).name
+    with sessions() as session:
+        stored = repo.list_records(session, limit=limit)
+    rows = [record_json(s, judge_name) for s in stored]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        score_text = "-" if row["faithfulness"] is None else f"{row['faithfulness']:.2f}"
+        labels = ",".join(f"{k}={v}" for k, v in sorted(row["labels"].items()))
+        click.echo(
+            f"{row['trace_id']}  {row['status']:<11} {score_text:>5}  {labels}  "
+            f"{row['question'][:60]}"
+        )
+
+
+@main.group()
+def alerts() -> None:
+    """Drift alerts."""
+
+
+@alerts.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--open", "only_open", is_flag=True, help="Leave out resolved alerts.")
+def alerts_list(as_json: bool, only_open: bool) -> None:
+    """List alerts, oldest first."""
+    from .alerts import describe
+
+    settings = _settings()
+    _, sessions = runtime.open_store(settings)
+    with sessions() as session:
+        found = repo.list_alerts(session, include_resolved=not only_open)
+    if as_json:
+        click.echo(json.dumps([to_json(a) for a in found], indent=2, ensure_ascii=False))
+        return
+    for alert in found:
+        click.echo(f"#{alert.id} {alert.opened_at:%Y-%m-%d %H:%M:%S} {describe(alert)}")

@@ -1,0 +1,1 @@
+"""``faithmon demo``: a small instrumented RAG app whose answers start to drift."""

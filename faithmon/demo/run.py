@@ -1,0 +1,116 @@
+"""Drive the sample app through faithmon's in-process pipeline and report."""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+from dataclasses import replace
+from typing import TextIO
+
+import faithmon_instrumentation as fm
+
+from .. import drift, runtime
+from .. import worker as jobs
+from ..alerts import ListSink, describe
+from ..config import Settings
+from ..ingest.processor import PipelineSpanProcessor
+from ..model import segment_key
+from ..store import repo
+from . import app
+
+PHASES = 4  # the second half of the traffic arrives in this many steps
+
+
+def demo_settings(settings: Settings, requests: int) -> Settings:
+    """Baseline sizes that fit a few hundred requests; everything else as configured."""
+    return replace(
+        settings,
+        baseline_records=max(20, int(requests * 0.35)),
+        baseline_days=0.0,
+        segment_min_baseline=max(5, requests // 20),
+    )
+
+
+def run_demo(settings: Settings, requests: int, seed: int, out: TextIO) -> int:
+    """Returns the number of alerts firing at the end."""
+    started = time.perf_counter()
+    settings = demo_settings(settings, requests)
+    if not settings.scrub_key:
+        # The demo's traffic is synthetic; a throwaway key keeps its output quiet.
+        settings = replace(settings, scrub_key=secrets.token_hex(16))
+    _, sessions = runtime.open_store(settings)
+    pipeline = runtime.make_pipeline(settings, runtime.make_save(sessions), quiet_seconds=0)
+    judge = runtime.make_judge(settings)
+    config = runtime.drift_config(settings)
+    sink = ListSink()
+    fm.setup(
+        service_name="northwind-help",
+        processors=[PipelineSpanProcessor(pipeline.submit)],
+        export=False,
+    )
+    rng = random.Random(seed)
+    half = requests // 2
+    steps = [(half, 0.0, "baseline: all traffic on " + app.STABLE_MODEL)]
+    rest = requests - half
+    for i in range(PHASES):
+        size = rest // PHASES + (1 if i < rest % PHASES else 0)
+        steps.append((size, 0.4, f"rollout step {i + 1}: 40% of traffic on {app.NEW_MODEL}"))
+
+    out.write(f"faithmon demo: {requests} requests into {settings.database_url}\n\n")
+    try:
+        for size, share, title in steps:
+            for _ in range(size):
+                app.handle(app.make_request(rng, share), rng)
+            pipeline.flush_all()
+            scored = jobs.score_pending(sessions, judge, batch=settings.worker_batch)
+            result = jobs.check_drift(sessions, judge.name, config, [sink])
+            state = "baseline frozen" if result.baseline_ready else "building baseline"
+            out.write(f"  {title:<52} sent {size:>4}, scored {scored:>4}, {state}\n")
+            for alert in result.changed:
+                out.write(f"      alert: {describe(alert)}\n")
+    finally:
+        fm.shutdown()
+
+    with sessions() as session:
+        counts = repo.counts_by_status(session)
+        firing = [a for a in repo.list_alerts(session) if a.state == "firing"]
+    out.write("\nrecords by status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    out.write("\n\n")
+    _print_table(result.readings, out)
+    out.write("\n")
+    if firing:
+        for alert in firing:
+            out.write(f"FIRING  {describe(alert)}\n")
+            change = alert.details.get("change_at")
+            if change:
+                out.write(f"        since {change}\n")
+            for example in alert.details.get("examples", [])[:2]:
+                claims = "; ".join(example["unsupported_claims"])
+                out.write(f"        trace {example['trace_id']}: {claims}\n")
+    else:
+        out.write("no alert is firing\n")
+    where = (
+        ""
+        if settings.database_url == DEFAULT_DEMO_URL
+        else f" with FAITHMON_DATABASE_URL={settings.database_url}"
+    )
+    out.write(
+        f"\nfinished in {time.perf_counter() - started:.1f}s. Look inside with "
+        f"`faithmon traces list` and `faithmon alerts list`{where}\n"
+    )
+    return len(firing)
+
+
+DEFAULT_DEMO_URL = "sqlite:///faithmon-demo.db"
+
+
+def _print_table(readings: tuple[drift.Reading, ...], out: TextIO) -> None:
+    header = f"{'segment':<34} {'baseline':>8} {'current':>8} {'records':>7} {'cusum':>7}  state"
+    out.write(header + "\n" + "-" * len(header) + "\n")
+    for r in readings:
+        state = r.level if r.explained_by is None else f"explained by {segment_key(r.explained_by)}"
+        out.write(
+            f"{segment_key(r.segment) or 'overall':<34} {r.baseline.rate:>8.1%} {r.rate:>8.1%} "
+            f"{r.records:>7} {r.statistic:>7.2f}  {state}\n"
+        )

@@ -1,0 +1,28 @@
+"""faithmon's exceptions.
+
+FaithmonError
+├── ConfigError        a setting has a value faithmon cannot use
+├── DecodeError        an OTLP body that cannot be decoded (the receiver answers 400)
+├── SaturatedError     the ingest queue is full (the receiver answers 503)
+└── StoreUnavailable   the database cannot be reached (the receiver answers 503)
+"""
+
+
+class FaithmonError(Exception):
+    """Base of every error faithmon raises on purpose."""
+
+
+class ConfigError(FaithmonError):
+    """A setting has a value faithmon cannot use."""
+
+
+class DecodeError(FaithmonError):
+    """An OTLP request body that cannot be decoded."""
+
+
+class SaturatedError(FaithmonError):
+    """The ingest pipeline is full; the client should retry later."""
+
+
+class StoreUnavailable(FaithmonError):
+    """The database cannot be reached; the client should retry later."""

@@ -1,0 +1,1 @@
+"""Ingest: OTLP decode → trace assembly → extraction → sampling → scrubbing → save()."""

@@ -1,0 +1,153 @@
+"""The ingest pipeline: spans in, scrubbed and sampled records out to ``save``.
+
+    submit(spans) → assembler → extract → sampler → scrubber → save(records)
+
+``save`` is a plain callable (the CLI hands in the store's writer). When it
+fails, the records wait in a bounded backlog and are retried on the next tick;
+while the backlog is not empty the pipeline reports itself saturated, so the
+receiver answers 503 and exporters hold their spans instead of losing them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from ..errors import SaturatedError
+from ..model import RagRecord, Sampler, SaveFn, Scrubber
+from .assemble import TraceAssembler
+from .extract import extract
+from .spans import IngestSpan
+
+logger = logging.getLogger(__name__)
+
+
+class Pipeline:
+    def __init__(
+        self,
+        save: SaveFn,
+        *,
+        sampler: Sampler,
+        scrubber: Scrubber,
+        quiet_seconds: float = 2.0,
+        max_traces: int = 10_000,
+        max_backlog: int = 10_000,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self._save = save
+        self._sampler = sampler
+        self._scrubber = scrubber
+        self._assembler = (
+            TraceAssembler(quiet_seconds, max_traces)
+            if clock is None
+            else TraceAssembler(quiet_seconds, max_traces, clock=clock)
+        )
+        self._backlog: deque[RagRecord] = deque()
+        self._max_backlog = max_backlog
+        self._lock = threading.Lock()
+        self._save_lock = threading.Lock()
+        self.stats: Counter[str] = Counter()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    @property
+    def saturated(self) -> bool:
+        return len(self._backlog) > 0
+
+    def submit(self, spans: Sequence[IngestSpan]) -> None:
+        """Buffer spans for assembly; raises SaturatedError while saving is failing."""
+        if self._backlog:
+            raise SaturatedError(f"{len(self._backlog)} records wait for the store")
+        with self._lock:
+            self._assembler.add(spans)
+        self.stats["spans"] += len(spans)
+
+    def tick(self) -> int:
+        """Build and save the records of complete traces; returns records saved."""
+        with self._lock:
+            traces = self._assembler.pop_ready()
+        return self._process(traces)
+
+    def flush_all(self) -> int:
+        """Build and save every buffered trace now (shutdown, the demo, tests)."""
+        with self._lock:
+            traces = self._assembler.pop_all()
+        return self._process(traces)
+
+    def _build(self, spans: list[IngestSpan]) -> RagRecord | None:
+        record = extract(spans)
+        if record is None:
+            self.stats["not_rag"] += 1
+            return None
+        decision = self._sampler.keep(record)
+        if not decision.keep:
+            self.stats[decision.reason] += 1
+            return None
+        try:
+            scrubbed = self._scrubber(record)
+        except Exception:
+            # Fail closed: an unscrubbed record is never stored.
+            logger.exception("faithmon: scrubbing failed; trace %s dropped", record.trace_id)
+            self.stats["scrub_failed"] += 1
+            return None
+        return replace(scrubbed, sample_reason=decision.reason)
+
+    def _process(self, traces: list[list[IngestSpan]]) -> int:
+        records = []
+        for spans in traces:
+            try:
+                record = self._build(spans)
+            except Exception:
+                logger.exception("faithmon: could not build a record from %d spans", len(spans))
+                self.stats["malformed"] += 1
+                continue
+            if record is not None:
+                records.append(record)
+        with self._save_lock:
+            pending = list(self._backlog) + records
+            if not pending:
+                return 0
+            try:
+                self._save(pending)
+            except Exception as exc:
+                self._backlog = deque(pending[-self._max_backlog :])
+                lost = len(pending) - len(self._backlog)
+                if lost:
+                    self.stats["lost"] += lost
+                    logger.error("faithmon: backlog full, %d records lost", lost)
+                logger.warning(
+                    "faithmon: saving %d records failed (%s); will retry",
+                    len(pending),
+                    type(exc).__name__,
+                )
+                return 0
+            self._backlog.clear()
+        self.stats["records"] += len(pending)
+        return len(pending)
+
+    def start(self, interval: float = 0.25) -> None:
+        """Tick in a background thread until ``stop``."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+
+        def run() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.tick()
+                except Exception:
+                    logger.exception("faithmon: pipeline tick failed")
+
+        self._thread = threading.Thread(target=run, name="faithmon-pipeline", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop ticking and save whatever is still buffered."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.flush_all()

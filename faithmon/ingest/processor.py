@@ -1,0 +1,48 @@
+"""In-process span processor: feeds finished SDK spans straight into the pipeline."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.trace import StatusCode
+
+from .spans import IngestSpan
+
+logger = logging.getLogger(__name__)
+
+
+def from_readable(span: ReadableSpan) -> IngestSpan | None:
+    context = span.context
+    if context is None or not context.is_valid:
+        return None
+    parent = span.parent
+    return IngestSpan(
+        trace_id=f"{context.trace_id:032x}",
+        span_id=f"{context.span_id:016x}",
+        parent_span_id=f"{parent.span_id:016x}" if parent is not None else None,
+        name=span.name,
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time or 0,
+        attributes=dict(span.attributes or {}),
+        resource=dict(span.resource.attributes),
+        error=span.status.status_code == StatusCode.ERROR,
+        dropped_attributes=span.dropped_attributes,
+    )
+
+
+class PipelineSpanProcessor(SpanProcessor):
+    """Hands each ended span to ``sink``; never raises into the instrumented app."""
+
+    def __init__(self, sink: Callable[[Sequence[IngestSpan]], Any]) -> None:
+        self._sink = sink
+
+    def on_end(self, span: ReadableSpan) -> None:
+        try:
+            converted = from_readable(span)
+            if converted is not None:
+                self._sink([converted])
+        except Exception:
+            logger.exception("faithmon: in-process span capture failed")

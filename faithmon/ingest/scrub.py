@@ -1,0 +1,105 @@
+"""Replace PII with keyed, consistent pseudonyms before anything is stored.
+
+The same value gets the same placeholder wherever it appears (question, chunks,
+answer, labels, and across records under one key), so a judge can still see
+that the answer repeats the chunk's phone number. Values are normalised before
+keying: an e-mail address by case, a phone number to E.164, so a number written
+two ways in chunk and answer still gets one placeholder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import phonenumbers
+
+from ..model import RagRecord
+
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}\b"
+)
+
+Span = tuple[int, int, str, str]  # start, end, kind, normalised value
+
+
+class PiiScrubber:
+    """Scrub e-mail addresses and phone numbers in every text of a record."""
+
+    def __init__(self, key: bytes, phone_region: str = "US") -> None:
+        if len(key) < 16:
+            raise ValueError("the scrub key must be at least 16 bytes")
+        self._key = key
+        self._region = phone_region
+        self._detectors: list[Callable[[str], list[Span]]] = [self._emails, self._phones]
+
+    def pseudonym(self, kind: str, normalised: str) -> str:
+        digest = hmac.new(self._key, f"{kind}:{normalised}".encode(), hashlib.sha256)
+        return f"<{kind}_{digest.hexdigest()[:8]}>"
+
+    def _emails(self, text: str) -> list[Span]:
+        return [(m.start(), m.end(), "EMAIL", m.group(0).lower()) for m in _EMAIL.finditer(text)]
+
+    def _phones(self, text: str) -> list[Span]:
+        found = []
+        for match in phonenumbers.PhoneNumberMatcher(
+            text, self._region, leniency=phonenumbers.Leniency.VALID
+        ):
+            e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
+            found.append((match.start, match.end, "PHONE", e164))
+        return found
+
+    def scrub_text(self, text: str) -> str:
+        if not text:
+            return text
+        spans = sorted(
+            (span for detect in self._detectors for span in detect(text)),
+            key=lambda s: (s[0], -s[1]),
+        )
+        out: list[str] = []
+        cursor = 0
+        for start, end, kind, value in spans:
+            if start < cursor:  # overlaps a span already replaced
+                continue
+            out.append(text[cursor:start])
+            out.append(self.pseudonym(kind, value))
+            cursor = end
+        out.append(text[cursor:])
+        return "".join(out)
+
+    def _scrub_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.scrub_text(value)
+        if isinstance(value, Mapping):
+            return {k: self._scrub_value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._scrub_value(v) for v in value]
+        return value
+
+    def __call__(self, record: RagRecord) -> RagRecord:
+        chunks = tuple(
+            replace(
+                chunk,
+                text=self.scrub_text(chunk.text),
+                metadata=self._scrub_value(dict(chunk.metadata)),
+            )
+            for chunk in record.chunks
+        )
+        return replace(
+            record,
+            question=self.scrub_text(record.question),
+            answer=self.scrub_text(record.answer),
+            chunks=chunks,
+            labels={k: self.scrub_text(v) for k, v in record.labels.items()},
+        )
+
+
+def identity(record: RagRecord) -> RagRecord:
+    return record
+
+
+__all__ = ["PiiScrubber", "identity"]

@@ -1,0 +1,77 @@
+"""Deterministic text handling shared by judges: normalising, sentences, non-claims."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
+_SPACE = re.compile(r"\s+")
+# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote;
+# "3.5", "e.g. the" and "v2.1" stay whole.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
+_WORD = re.compile(r"[a-z0-9]+(?:[.,:/-][a-z0-9]+)*")
+_NUMBER = re.compile(r"\d")
+
+STOPWORDS = frozenset(
+    """a an the and or but if then than so of to in on at by for with from into onto about as
+    is are was were be been being am do does did has have had it its it's this that these those
+    there here which who whom whose what when where why how i you he she we they me him her us
+    them my your his our their can could would should will shall may might must also just very
+    any some all each other such only own same too more most""".split()
+)
+NEGATIONS = frozenset(
+    {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot"}
+)
+
+_NON_CLAIM = re.compile(
+    r"^(?:hi|hello|hey|thanks|thank you|you're welcome|you are welcome|glad to help|"
+    r"happy to help|i hope this helps|hope this helps|let me know if|is there anything else|"
+    r"i (?:do not|don't) know|i'm not sure|i am not sure|i (?:can ?not|can't|am unable to|"
+    r"was unable to) (?:find|answer|help|say|tell)|sorry|unfortunately,? i|"
+    r"(?:the|this) (?:context|information) (?:does not|doesn't) (?:say|mention|contain))",
+)
+
+
+def normalise(text: str) -> str:
+    """NFKC, straight quotes, lower case, single spaces."""
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).lower()
+    return _SPACE.sub(" ", text).strip()
+
+
+def sentences(text: str) -> list[str]:
+    text = _SPACE.sub(" ", text).strip()
+    if not text:
+        return []
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def is_non_claim(sentence: str) -> bool:
+    """Greetings, abstentions, refusals and questions assert nothing checkable."""
+    norm = normalise(sentence)
+    return norm.endswith("?") or bool(_NON_CLAIM.match(norm)) or not _WORD.search(norm)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    words = _WORD.findall(normalise(text))
+    return {_stem(w) for w in words if w not in STOPWORDS and not _NUMBER.search(w)}
+
+
+def numbers(text: str) -> set[str]:
+    return {w for w in _WORD.findall(normalise(text)) if _NUMBER.search(w)}
+
+
+def negated(text: str) -> bool:
+    words = set(_WORD.findall(normalise(text).replace("n't", " not")))
+    return bool(words & NEGATIONS)
+
+
+def strip_end(text: str) -> str:
+    return text.rstrip(" .!?;:")

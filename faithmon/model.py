@@ -1,0 +1,165 @@
+"""Core types and protocols shared by every part of faithmon (stdlib only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+Verdict = Literal["supported", "contradicted", "unsupported"]
+JudgementStatus = Literal["ok", "no_claims", "empty_context", "judge_error"]
+AlertState = Literal["pending", "firing", "resolved"]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrieved chunk as it was passed to the generator."""
+
+    position: int
+    text: str
+    id: str | None = None
+    score: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RagRecord:
+    """One RAG request, assembled from the spans of one trace."""
+
+    trace_id: str
+    question: str
+    answer: str
+    chunks: tuple[Chunk, ...]
+    labels: Mapping[str, str]
+    started_at: datetime
+    sample_reason: str = "sampled"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A sampler's verdict on one record, with its reason."""
+
+    keep: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One claim of an answer and the judge's verdict on it."""
+
+    text: str
+    verdict: Verdict
+    chunk: int | None = None
+    quote: str | None = None
+    critical: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The judge's verdict on one answer; a failure is a status, never a score."""
+
+    judge: str
+    status: JudgementStatus
+    claims: tuple[Claim, ...] = ()
+    error: str | None = None
+    usage: Usage = Usage()
+    latency_ms: float = 0.0
+
+    @property
+    def faithfulness(self) -> float | None:
+        """Strict score (supported / claims), as RAGAS; None without claims."""
+        if self.status not in ("ok", "empty_context") or not self.claims:
+            return None
+        supported = sum(c.verdict == "supported" for c in self.claims)
+        return supported / len(self.claims)
+
+    @property
+    def lenient(self) -> float | None:
+        """Lenient score (not contradicted / claims), as DeepEval."""
+        if self.status not in ("ok", "empty_context") or not self.claims:
+            return None
+        kept = sum(c.verdict != "contradicted" for c in self.claims)
+        return kept / len(self.claims)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One scored record, reduced to what drift detection needs."""
+
+    trace_id: str
+    at: datetime
+    labels: Mapping[str, str]
+    unsupported: bool
+    unsupported_claims: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """A drift alert; ``segment`` maps label names to values ({} is overall)."""
+
+    rule: str
+    segment: Mapping[str, str]
+    state: AlertState
+    severity: str
+    opened_at: datetime
+    updated_at: datetime
+    resolved_at: datetime | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A record as stored, with its status and every evaluation of it."""
+
+    id: int
+    record: RagRecord
+    status: str
+    evaluations: tuple[Judgement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """A detector's reading for one segment, which alerts turn into state."""
+
+    rule: str
+    segment: Mapping[str, str]
+    level: Literal["ok", "pending", "firing"]
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+SaveFn = Callable[[Sequence[RagRecord]], None]
+
+
+class Judge(Protocol):
+    """Decides, claim by claim, whether an answer is supported by its chunks."""
+
+    @property
+    def name(self) -> str: ...
+
+    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement: ...
+
+
+class Sampler(Protocol):
+    def keep(self, record: RagRecord) -> Decision: ...
+
+
+class Scrubber(Protocol):
+    def __call__(self, record: RagRecord) -> RagRecord: ...
+
+
+class AlertSink(Protocol):
+    def send(self, alert: Alert) -> None: ...
+
+
+def segment_key(segment: Mapping[str, str]) -> str:
+    """Canonical text of a segment: ``route=billing,tenant=acme``; '' is overall."""
+    return ",".join(f"{k}={segment[k]}" for k in sorted(segment))

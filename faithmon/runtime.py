@@ -1,0 +1,78 @@
+"""Composition helpers shared by the CLI and the demo: settings in, parts out."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from . import drift
+from .config import Settings
+from .errors import ConfigError
+from .ingest.pipeline import Pipeline
+from .ingest.sampler import RatioSampler
+from .ingest.scrub import PiiScrubber
+from .judge import OfflineJudge
+from .model import Judge, RagRecord, SaveFn
+from .store import engine as store_engine
+from .store import repo
+
+logger = logging.getLogger(__name__)
+
+
+def open_store(settings: Settings, upgrade: bool = True) -> tuple[Engine, sessionmaker[Session]]:
+    engine = store_engine.make_engine(settings.database_url)
+    if upgrade:
+        store_engine.upgrade(engine)
+    return engine, store_engine.session_factory(engine)
+
+
+def make_save(sessions: sessionmaker[Session]) -> SaveFn:
+    def save(records: Sequence[RagRecord]) -> None:
+        with sessions() as session, session.begin():
+            repo.save_records(session, records)
+
+    return save
+
+
+def scrub_key(settings: Settings) -> bytes:
+    if settings.scrub_key:
+        key = settings.scrub_key.encode()
+        if len(key) < 16:
+            raise ConfigError("FAITHMON_SCRUB_KEY must be at least 16 characters")
+        return key
+    logger.warning(
+        "FAITHMON_SCRUB_KEY is not set: using a random key, so pseudonyms will not match "
+        "across restarts or processes"
+    )
+    return os.urandom(32)
+
+
+def make_pipeline(settings: Settings, save: SaveFn, quiet_seconds: float | None = None) -> Pipeline:
+    return Pipeline(
+        save,
+        sampler=RatioSampler(settings.sample_rate),
+        scrubber=PiiScrubber(scrub_key(settings), settings.scrub_phone_region),
+        quiet_seconds=settings.assembly_quiet_seconds if quiet_seconds is None else quiet_seconds,
+        max_traces=settings.max_traces_in_flight,
+    )
+
+
+def make_judge(settings: Settings) -> Judge:
+    if settings.judge == "offline":
+        return OfflineJudge()
+    raise ConfigError(f"unknown judge {settings.judge!r}")
+
+
+def drift_config(settings: Settings) -> drift.DriftConfig:
+    return drift.DriftConfig(
+        dimensions=settings.drift_dimensions,
+        threshold=settings.drift_threshold,
+        shift=settings.drift_shift,
+        baseline_records=settings.baseline_records,
+        baseline_days=settings.baseline_days,
+        segment_min_baseline=settings.segment_min_baseline,
+    )

@@ -1,0 +1,1 @@
+"""Store: SQLAlchemy tables, Alembic migrations and the queries other parts call."""

@@ -1,0 +1,317 @@
+"""Queries: every function takes a Session and speaks in model types."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from ..model import (
+    Alert,
+    Chunk,
+    Claim,
+    Judgement,
+    Outcome,
+    RagRecord,
+    StoredRecord,
+    Usage,
+    segment_key,
+)
+from .tables import AlertRow, BaselineRow, EvaluationRow, RecordRow
+
+PENDING = "pending"
+SCORED = "scored"
+NO_CONTEXT = "no_context"
+JUDGE_ERROR = "judge_error"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _insert(session: Session, table: Any) -> Any:
+    name = session.get_bind().dialect.name
+    if name == "postgresql":
+        return pg_insert(table)
+    if name == "sqlite":
+        return sqlite_insert(table)
+    raise NotImplementedError(f"faithmon does not support the {name} dialect")
+
+
+def _chunk_json(chunk: Chunk) -> dict[str, Any]:
+    return {"id": chunk.id, "text": chunk.text, "score": chunk.score, "metadata": chunk.metadata}
+
+
+def save_records(session: Session, records: Sequence[RagRecord]) -> int:
+    """Insert records; a trace id already stored is left as it is. Returns rows inserted."""
+    if not records:
+        return 0
+    now = _now()
+    rows = [
+        {
+            "trace_id": r.trace_id,
+            "started_at": r.started_at,
+            "ingested_at": now,
+            "question": r.question,
+            "answer": r.answer,
+            "chunks": [_chunk_json(c) for c in r.chunks],
+            "labels": dict(r.labels),
+            "status": PENDING if r.chunks else NO_CONTEXT,
+            "sample_reason": r.sample_reason,
+        }
+        for r in records
+    ]
+    statement = _insert(session, RecordRow).on_conflict_do_nothing(index_elements=["trace_id"])
+    result = session.execute(statement.returning(RecordRow.id), rows)
+    return len(result.all())
+
+
+def _to_record(row: RecordRow) -> RagRecord:
+    return RagRecord(
+        trace_id=row.trace_id,
+        question=row.question,
+        answer=row.answer,
+        chunks=tuple(
+            Chunk(
+                position=i,
+                text=c["text"],
+                id=c.get("id"),
+                score=c.get("score"),
+                metadata=c.get("metadata") or {},
+            )
+            for i, c in enumerate(row.chunks)
+        ),
+        labels=dict(row.labels),
+        started_at=row.started_at,
+        sample_reason=row.sample_reason,
+    )
+
+
+def claim_pending(
+    session: Session, owner: str, limit: int, lease_seconds: int
+) -> list[tuple[int, RagRecord]]:
+    """Lease up to ``limit`` pending records for ``owner``; expired leases are reclaimed.
+
+    On PostgreSQL the rows are locked with SKIP LOCKED, so concurrent workers
+    claim disjoint batches. The caller commits.
+    """
+    now = _now()
+    query = (
+        select(RecordRow)
+        .where(
+            RecordRow.status == PENDING,
+            or_(RecordRow.lease_expires.is_(None), RecordRow.lease_expires < now),
+        )
+        .order_by(RecordRow.id)
+        .limit(limit)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    rows = list(session.scalars(query))
+    if not rows:
+        return []
+    session.execute(
+        update(RecordRow)
+        .where(RecordRow.id.in_([r.id for r in rows]))
+        .values(lease_owner=owner, lease_expires=now + timedelta(seconds=lease_seconds))
+    )
+    return [(row.id, _to_record(row)) for row in rows]
+
+
+def _claim_json(claim: Claim) -> dict[str, Any]:
+    return asdict(claim)
+
+
+def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> bool:
+    """Store a judgement once per (record, judge) and settle the record's status."""
+    row = {
+        "record_id": record_id,
+        "judge": judgement.judge,
+        "status": judgement.status,
+        "faithfulness": judgement.faithfulness,
+        "lenient": judgement.lenient,
+        "claims": [_claim_json(c) for c in judgement.claims],
+        "error": judgement.error,
+        "usage": asdict(judgement.usage),
+        "latency_ms": judgement.latency_ms,
+        "created_at": _now(),
+    }
+    statement = _insert(session, EvaluationRow).on_conflict_do_nothing(
+        index_elements=["record_id", "judge"]
+    )
+    inserted = len(session.execute(statement.returning(EvaluationRow.id), [row]).all()) > 0
+    status = JUDGE_ERROR if judgement.status == "judge_error" else SCORED
+    session.execute(
+        update(RecordRow)
+        .where(RecordRow.id == record_id)
+        .values(status=status, lease_owner=None, lease_expires=None)
+    )
+    return inserted
+
+
+def _to_judgement(row: EvaluationRow) -> Judgement:
+    return Judgement(
+        judge=row.judge,
+        status=row.status,  # type: ignore[arg-type]
+        claims=tuple(Claim(**c) for c in row.claims),
+        error=row.error,
+        usage=Usage(**row.usage),
+        latency_ms=row.latency_ms,
+    )
+
+
+def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[StoredRecord]:
+    """Newest first, with every evaluation of each record (oldest evaluation first)."""
+    rows = list(
+        session.scalars(
+            select(RecordRow)
+            .order_by(RecordRow.started_at.desc(), RecordRow.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+    )
+    evaluations: dict[int, list[Judgement]] = {}
+    if rows:
+        for evaluation in session.scalars(
+            select(EvaluationRow)
+            .where(EvaluationRow.record_id.in_([r.id for r in rows]))
+            .order_by(EvaluationRow.id)
+        ):
+            evaluations.setdefault(evaluation.record_id, []).append(_to_judgement(evaluation))
+    return [
+        StoredRecord(
+            id=row.id,
+            record=_to_record(row),
+            status=row.status,
+            evaluations=tuple(evaluations.get(row.id, ())),
+        )
+        for row in rows
+    ]
+
+
+def outcomes(session: Session, judge: str, since: datetime | None = None) -> list[Outcome]:
+    """``ok`` evaluations by ``judge``, oldest trace first, reduced to drift outcomes."""
+    query = (
+        select(RecordRow.trace_id, RecordRow.started_at, RecordRow.labels, EvaluationRow.claims)
+        .join(EvaluationRow, EvaluationRow.record_id == RecordRow.id)
+        .where(and_(EvaluationRow.judge == judge, EvaluationRow.status == "ok"))
+        .order_by(RecordRow.started_at, RecordRow.id)
+    )
+    if since is not None:
+        query = query.where(RecordRow.started_at >= since)
+    result = []
+    for trace_id, started_at, labels, claims in session.execute(query):
+        unsupported = tuple(c["text"] for c in claims if c["verdict"] != "supported")
+        result.append(
+            Outcome(
+                trace_id=trace_id,
+                at=started_at,
+                labels=labels,
+                unsupported=bool(unsupported),
+                unsupported_claims=unsupported,
+            )
+        )
+    return result
+
+
+def load_baselines(session: Session) -> dict[str, tuple[int, int, datetime, datetime]]:
+    """segment key → (records, unsupported, window start, window end)."""
+    return {
+        row.segment_key: (row.records, row.unsupported, row.window_start, row.window_end)
+        for row in session.scalars(select(BaselineRow))
+    }
+
+
+def save_baselines(
+    session: Session,
+    baselines: Mapping[str, tuple[int, int]],
+    window_start: datetime,
+    window_end: datetime,
+) -> None:
+    now = _now()
+    rows = [
+        {
+            "segment_key": key,
+            "records": records,
+            "unsupported": unsupported,
+            "window_start": window_start,
+            "window_end": window_end,
+            "created_at": now,
+        }
+        for key, (records, unsupported) in baselines.items()
+    ]
+    if rows:
+        session.execute(
+            _insert(session, BaselineRow).on_conflict_do_nothing(index_elements=["segment_key"]),
+            rows,
+        )
+
+
+def _to_alert(row: AlertRow) -> Alert:
+    return Alert(
+        id=row.id,
+        rule=row.rule,
+        segment=dict(row.segment),
+        state=row.state,  # type: ignore[arg-type]
+        severity=row.severity,
+        opened_at=row.opened_at,
+        updated_at=row.updated_at,
+        resolved_at=row.resolved_at,
+        details=dict(row.details),
+    )
+
+
+def open_alerts(session: Session, rule: str | None = None) -> list[Alert]:
+    query = select(AlertRow).where(AlertRow.state != "resolved").order_by(AlertRow.id)
+    if rule is not None:
+        query = query.where(AlertRow.rule == rule)
+    return [_to_alert(row) for row in session.scalars(query)]
+
+
+def list_alerts(session: Session, include_resolved: bool = True) -> list[Alert]:
+    query = select(AlertRow).order_by(AlertRow.id)
+    if not include_resolved:
+        query = query.where(AlertRow.state != "resolved")
+    return [_to_alert(row) for row in session.scalars(query)]
+
+
+def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
+    """Insert new alerts (id None) and update existing ones; returns them with ids."""
+    saved = []
+    for alert in alerts:
+        values = {
+            "rule": alert.rule,
+            "segment_key": segment_key(alert.segment),
+            "segment": dict(alert.segment),
+            "state": alert.state,
+            "severity": alert.severity,
+            "opened_at": alert.opened_at,
+            "updated_at": alert.updated_at,
+            "resolved_at": alert.resolved_at,
+            "details": dict(alert.details),
+        }
+        if alert.id is None:
+            row = AlertRow(**values)
+            session.add(row)
+            session.flush()
+        else:
+            row = session.get_one(AlertRow, alert.id)
+            for key, value in values.items():
+                setattr(row, key, value)
+        saved.append(_to_alert(row))
+    return saved
+
+
+def counts_by_status(session: Session) -> dict[str, int]:
+    return {
+        status: count
+        for status, count in session.execute(
+            select(RecordRow.status, func.count()).group_by(RecordRow.status)
+        )
+    }

@@ -1,0 +1,119 @@
+"""ORM tables. These classes never leave ``store``; repo functions return model types."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores naive UTC, returns aware UTC, on every backend."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("faithmon stores aware datetimes only")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class RecordRow(Base):
+    __tablename__ = "records"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    trace_id: Mapped[str] = mapped_column(String(32), unique=True)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    ingested_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
+    chunks: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
+    labels: Mapped[dict[str, str]] = mapped_column(JSONType)
+    status: Mapped[str] = mapped_column(String(20))
+    sample_reason: Mapped[str] = mapped_column(String(100))
+    lease_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    lease_expires: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+    __table_args__ = (Index("ix_records_status_id", "status", "id"),)
+
+
+class EvaluationRow(Base):
+    __tablename__ = "evaluations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"))
+    judge: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(20))
+    faithfulness: Mapped[float | None] = mapped_column(Float, nullable=True)
+    lenient: Mapped[float | None] = mapped_column(Float, nullable=True)
+    claims: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    usage: Mapped[dict[str, int]] = mapped_column(JSONType)
+    latency_ms: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (UniqueConstraint("record_id", "judge"),)
+
+
+class BaselineRow(Base):
+    __tablename__ = "drift_baselines"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    segment_key: Mapped[str] = mapped_column(String(500), unique=True)
+    records: Mapped[int] = mapped_column(Integer)
+    unsupported: Mapped[int] = mapped_column(Integer)
+    window_start: Mapped[datetime] = mapped_column(UTCDateTime())
+    window_end: Mapped[datetime] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AlertRow(Base):
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    rule: Mapped[str] = mapped_column(String(100))
+    segment_key: Mapped[str] = mapped_column(String(500))
+    segment: Mapped[dict[str, str]] = mapped_column(JSONType)
+    state: Mapped[str] = mapped_column(String(20))
+    severity: Mapped[str] = mapped_column(String(20))
+    opened_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    details: Mapped[dict[str, Any]] = mapped_column(JSONType)
+
+    __table_args__ = (Index("ix_alerts_rule_segment_state", "rule", "segment_key", "state"),)

@@ -1,0 +1,62 @@
+"""faithmon_instrumentation: record RAG requests as OpenTelemetry spans.
+
+Usage::
+
+    import faithmon_instrumentation as fm
+
+    fm.setup(endpoint="http://127.0.0.1:4318", service_name="support-bot")
+    with fm.rag_span(question, route="billing", tenant="acme") as rag:
+        rag.record_retrieval(chunks, retriever="pgvector", retriever_version="v3")
+        rag.record_answer(answer, model="gpt-4o-mini")
+    fm.flush()
+
+Configuration: ``setup()`` arguments win; otherwise the standard ``OTEL_*``
+variables apply (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_SERVICE_NAME``,
+``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_BSP_*``). Without ``setup()`` the spans go
+to the app's global TracerProvider.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from opentelemetry.sdk.trace import SpanProcessor
+
+from . import _setup
+from ._chunks import Chunk
+from ._span import RagSpan, rag_span
+
+__version__ = "0.1.0"
+__all__ = ["Chunk", "RagSpan", "flush", "rag_span", "setup", "shutdown"]
+
+logger = logging.getLogger(__name__)
+
+
+def setup(
+    endpoint: str | None = None,
+    service_name: str | None = None,
+    *,
+    processors: Sequence[SpanProcessor] = (),
+    export: bool = True,
+) -> None:
+    """Configure the shim's TracerProvider; a second call warns and does nothing.
+
+    ``endpoint`` is the OTLP/HTTP base URL (``http://host:4318``) or the full
+    traces URL. ``processors`` are added before the exporter (faithmon's demo
+    passes its in-process pipeline); ``export=False`` sends nothing over OTLP.
+    """
+    try:
+        _setup.configure(endpoint, service_name, processors, export)
+    except Exception:
+        logger.exception("faithmon_instrumentation: setup failed; spans go to the global provider")
+
+
+def flush(timeout_millis: int = 30_000) -> bool:
+    """Send the queued spans now; True when everything was exported in time."""
+    return _setup.flush(timeout_millis)
+
+
+def shutdown() -> None:
+    """Flush and release the provider (tests, or apps that re-run ``setup``)."""
+    _setup.shutdown()

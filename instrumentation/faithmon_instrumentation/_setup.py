@@ -1,0 +1,96 @@
+"""The shim's own TracerProvider: OTLP/HTTP export plus optional extra processors.
+
+faithmon keeps its own provider rather than replacing the app's global one: an
+app's provider may carry attribute limits that would cut chunk text, and
+replacing a provider an app already configured would silently reroute its spans.
+Parent/child links still cross providers, because they ride on the context.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+logger = logging.getLogger(__name__)
+
+TRACES_PATH = "/v1/traces"
+# Room for 1,000 chunks at four keys each; chunk text is never truncated.
+MAX_SPAN_ATTRIBUTES = 4096
+
+_lock = threading.Lock()
+_provider: TracerProvider | None = None
+
+
+def traces_url(endpoint: str) -> str:
+    """Accept a base URL (``http://host:4318``) or a full ``.../v1/traces`` URL."""
+    endpoint = endpoint.rstrip("/")
+    return endpoint if endpoint.endswith(TRACES_PATH) else endpoint + TRACES_PATH
+
+
+def configure(
+    endpoint: str | None,
+    service_name: str | None,
+    processors: Sequence[SpanProcessor],
+    export: bool,
+) -> TracerProvider | None:
+    global _provider
+    with _lock:
+        if _provider is not None:
+            logger.warning("faithmon_instrumentation.setup() was already called; ignoring")
+            return _provider
+        attributes = {SERVICE_NAME: service_name} if service_name else {}
+        provider = TracerProvider(
+            resource=Resource.create(attributes),
+            span_limits=SpanLimits(
+                max_span_attributes=MAX_SPAN_ATTRIBUTES,
+                max_attribute_length=SpanLimits.UNSET,
+                max_span_attribute_length=SpanLimits.UNSET,
+            ),
+        )
+        for processor in processors:
+            provider.add_span_processor(processor)
+        if export:
+            # Without an endpoint the exporter reads the OTEL_EXPORTER_OTLP_* variables.
+            exporter = OTLPSpanExporter(endpoint=traces_url(endpoint) if endpoint else None)
+            provider.add_span_processor(BatchSpanProcessor(exporter))
+        _provider = provider
+        return provider
+
+
+def tracer() -> trace.Tracer:
+    from . import __version__
+
+    provider = _provider
+    if provider is None:
+        return trace.get_tracer("faithmon_instrumentation", __version__)
+    return provider.get_tracer("faithmon_instrumentation", __version__)
+
+
+def flush(timeout_millis: int = 30_000) -> bool:
+    provider = _provider
+    if provider is None:
+        return True
+    try:
+        return provider.force_flush(timeout_millis)
+    except Exception:  # telemetry never breaks the host
+        logger.exception("faithmon_instrumentation: flush failed")
+        return False
+
+
+def shutdown() -> None:
+    """Flush and forget the provider, so that ``setup()`` may run again."""
+    global _provider
+    with _lock:
+        provider, _provider = _provider, None
+    if provider is not None:
+        try:
+            provider.shutdown()
+        except Exception:
+            logger.exception("faithmon_instrumentation: shutdown failed")
