@@ -73,15 +73,9 @@ def serve(host: str, port: int) -> None:
     _configure_logging(settings.log_level)
     _, sessions = runtime.open_store(settings)
     pipeline = runtime.make_pipeline(settings, runtime.make_save(sessions))
-    pipeline.start()
-    app = create_app(pipeline, settings.max_body_bytes)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    app = create_app(pipeline, settings.max_body_bytes, run_pipeline=True)
     logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
-    try:
-        server.run()
-    finally:
-        # Traces still buffered for assembly are saved, not dropped, on shutdown.
-        pipeline.stop()
+    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 @main.command()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -67,7 +69,24 @@ def _protobuf(body: bytes, status_code: int = 200) -> Response:
     return Response(body, status_code=status_code, media_type=otlp.PROTOBUF)
 
 
-def create_app(pipeline: Pipeline, max_body_bytes: int = 64 * 1024 * 1024) -> Starlette:
+def create_app(
+    pipeline: Pipeline, max_body_bytes: int = 64 * 1024 * 1024, *, run_pipeline: bool = False
+) -> Starlette:
+    """The receiver app; with ``run_pipeline`` its lifespan starts and stops the pipeline.
+
+    Stopping saves every trace still buffered, so a SIGTERM loses nothing.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if run_pipeline:
+            pipeline.start()
+        try:
+            yield
+        finally:
+            if run_pipeline:
+                pipeline.stop()
+
     async def traces(request: Request) -> Response:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != otlp.PROTOBUF:
@@ -102,6 +121,7 @@ def create_app(pipeline: Pipeline, max_body_bytes: int = 64 * 1024 * 1024) -> St
         return JSONResponse({"status": "ok"})
 
     return Starlette(
+        lifespan=lifespan,
         routes=[
             Route("/v1/traces", traces, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),

@@ -1,0 +1,3 @@
+from faithmon.cli import main
+
+main()

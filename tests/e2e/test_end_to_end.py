@@ -1,0 +1,184 @@
+"""The whole loop on real parts: shim → OTLP exporter → `faithmon serve` → worker → alerts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import faithmon_instrumentation as fm
+
+CONTEXT = "Order A17 shipped on 3 March by courier."
+EMAIL = "jane.doe@example.com"
+
+
+def faithmon(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "faithmon", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[str], deadline_s: float = 60) -> None:
+    """Poll /healthz until the server answers, failing fast if it died."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"faithmon serve exited: {process.communicate()[1]}")
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("faithmon serve did not become healthy")
+
+
+@pytest.fixture
+def env(database_url: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "FAITHMON_DATABASE_URL": database_url,
+        "FAITHMON_SCRUB_KEY": "e2e-test-key-0123456789",
+        "FAITHMON_ASSEMBLY_QUIET_SECONDS": "0.2",
+        "FAITHMON_DRIFT_DIMENSIONS": "route,model",
+        "FAITHMON_DRIFT_BASELINE_RECORDS": "20",
+        "FAITHMON_DRIFT_BASELINE_DAYS": "0",
+        "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE": "5",
+    }
+
+
+@pytest.fixture
+def server(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    faithmon(env, "db", "upgrade")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "faithmon", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process)
+        yield url, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+@pytest.fixture
+def shim(server: tuple[str, subprocess.Popen[str]]) -> Iterator[None]:
+    fm.setup(endpoint=server[0], service_name="e2e-app")
+    yield
+    fm.shutdown()
+
+
+def send(question: str, chunks: list[Any], answer: str, model: str, route: str) -> None:
+    with fm.rag_span(question, route=route, tenant="acme") as rag:
+        rag.record_retrieval(chunks, retriever="bm25", retriever_version="v1")
+        rag.record_answer(answer, model=model)
+
+
+@pytest.mark.usefixtures("shim")
+def test_end_to_end(env: dict[str, str], server: tuple[str, subprocess.Popen[str]]) -> None:
+    """Traces sent by the shim are stored scrubbed, scored, and drift fires for one model."""
+    chunk = {"id": "kb-1", "text": CONTEXT, "score": 0.9, "metadata": {"lang": "en"}}
+    for n in range(30):
+        send("Where is order A17?", [chunk], CONTEXT, "m1", ("a", "b")[n % 2])
+    for n in range(20):
+        send(
+            "Where is order A17?",
+            [chunk],
+            CONTEXT + " It arrives tomorrow.",
+            "m2",
+            ("a", "b")[n % 2],
+        )
+    send("What is the weather?", [], "I can't help with that.", "m1", "a")
+    send(
+        f"I am {EMAIL}, where is order A17?",
+        [f"Contact {EMAIL}. {CONTEXT}"],
+        f"Contact {EMAIL.upper()}. {CONTEXT}",
+        "m1",
+        "a",
+    )
+    assert fm.flush()
+
+    _, process = server
+    process.send_signal(signal.SIGTERM)  # the server saves buffered traces as it stops
+    process.communicate(timeout=60)
+    assert process.returncode in (0, -signal.SIGTERM)
+
+    assert "scored 51 records" in faithmon(env, "worker", "--once")
+    records = json.loads(faithmon(env, "traces", "list", "--json", "--limit", "1000"))
+    assert len(records) == 52
+    assert all(len(r["trace_id"]) == 32 for r in records)
+    by_status: dict[str, int] = {}
+    for r in records:
+        by_status[r["status"]] = by_status.get(r["status"], 0) + 1
+    assert by_status == {"scored": 51, "no_context": 1}
+
+    [no_context] = [r for r in records if r["status"] == "no_context"]
+    assert no_context["faithfulness"] is None and no_context["evaluations"] == []
+
+    faithful = [r for r in records if r["labels"].get("model") == "m1" and r["chunks"]]
+    assert {r["faithfulness"] for r in faithful} == {1.0}, [
+        (r["answer"], r["evaluations"]) for r in faithful if r["faithfulness"] != 1.0
+    ]
+    sample = faithful[-1]
+    assert sample["chunks"][0] == {
+        "id": "kb-1",
+        "text": CONTEXT,
+        "score": 0.9,
+        "metadata": {"lang": "en"},
+    }
+    assert sample["labels"] == {
+        "service": "e2e-app",
+        "model": "m1",
+        "retriever": "bm25",
+        "retriever_version": "v1",
+        "route": sample["labels"]["route"],
+        "tenant": "acme",
+    }
+    drifted = [r for r in records if r["labels"].get("model") == "m2"]
+    assert len(drifted) == 20 and {r["faithfulness"] for r in drifted} == {0.5}
+    claims = drifted[0]["evaluations"][0]["claims"]
+    assert [(c["verdict"], c["chunk"]) for c in claims] == [("supported", 0), ("unsupported", None)]
+
+    [pii] = [r for r in records if "where is order" in r["question"] and "<EMAIL_" in r["question"]]
+    token = pii["question"].split()[2].rstrip(",")
+    assert (
+        token.startswith("<EMAIL_") and token in pii["answer"] and token in pii["chunks"][0]["text"]
+    )
+    assert pii["faithfulness"] == 1.0
+    assert EMAIL not in json.dumps(records) and EMAIL.upper() not in json.dumps(records)
+
+    alerts = json.loads(faithmon(env, "alerts", "list", "--json"))
+    assert [(a["segment"], a["state"], a["rule"]) for a in alerts] == [
+        ({"model": "m2"}, "firing", "faithfulness_drift")
+    ]
+    assert alerts[0]["severity"] == "critical" and alerts[0]["opened_at"]

@@ -1,0 +1,149 @@
+"""The OTLP/HTTP receiver over a real socket."""
+
+from __future__ import annotations
+
+import gzip
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+
+import pytest
+from google.rpc import status_pb2
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from faithmon.ingest.http import create_app
+from faithmon.ingest.pipeline import Pipeline
+from faithmon.ingest.sampler import KeepAll
+from faithmon.ingest.scrub import identity
+from faithmon.model import RagRecord
+from tests.servers import serve_in_thread
+
+PROTOBUF = "application/x-protobuf"
+
+
+class FlakyStore:
+    """A save() that can be switched off, as when the database goes down."""
+
+    def __init__(self) -> None:
+        self.records: list[RagRecord] = []
+        self.down = False
+
+    def __call__(self, records: Sequence[RagRecord]) -> None:
+        if self.down:
+            raise ConnectionError("database is down")
+        self.records.extend(records)
+
+
+@pytest.fixture
+def store() -> FlakyStore:
+    return FlakyStore()
+
+
+@pytest.fixture
+def pipeline(store: FlakyStore) -> Pipeline:
+    return Pipeline(store, sampler=KeepAll(), scrubber=identity, quiet_seconds=0)
+
+
+@pytest.fixture
+def receiver(pipeline: Pipeline) -> Iterator[str]:
+    with serve_in_thread(create_app(pipeline, max_body_bytes=200_000)) as url:
+        yield url
+
+
+def rag_body(question: str = "Where is order A17?") -> bytes:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span("rag.request") as root:
+        root.set_attribute("openinference.span.kind", "CHAIN")
+        root.set_attribute("input.value", question)
+        root.set_attribute("output.value", "It shipped.")
+        with tracer.start_as_current_span("retrieve") as retrieve:
+            retrieve.set_attribute("openinference.span.kind", "RETRIEVER")
+            retrieve.set_attribute("retrieval.documents.0.document.content", "Order A17 shipped.")
+    body: bytes = encode_spans(exporter.get_finished_spans()).SerializeToString()
+    return body
+
+
+def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+    request = urllib.request.Request(url + "/v1/traces", data=body, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), dict(error.headers)
+
+
+def test_valid_export_is_accepted_and_assembled(
+    receiver: str, pipeline: Pipeline, store: FlakyStore
+) -> None:
+    """A protobuf export gets 200 with an empty response and becomes one record."""
+    status, body, headers = post(receiver, rag_body(), {"Content-Type": PROTOBUF})
+    assert status == 200
+    assert headers["content-type"] == PROTOBUF
+    assert not ExportTraceServiceResponse.FromString(body).HasField("partial_success")
+    pipeline.flush_all()
+    [record] = store.records
+    assert record.question == "Where is order A17?"
+    assert [c.text for c in record.chunks] == ["Order A17 shipped."]
+
+
+def test_gzip_body_is_inflated(receiver: str, pipeline: Pipeline, store: FlakyStore) -> None:
+    """Content-Encoding: gzip is decoded before parsing."""
+    body = gzip.compress(rag_body("gzipped?"))
+    status, _, _ = post(receiver, body, {"Content-Type": PROTOBUF, "Content-Encoding": "gzip"})
+    assert status == 200
+    pipeline.flush_all()
+    assert [r.question for r in store.records] == ["gzipped?"]
+
+
+def test_malformed_body_gets_400_and_server_keeps_serving(
+    receiver: str, pipeline: Pipeline, store: FlakyStore
+) -> None:
+    """Garbage gets 400 with a google.rpc.Status; the next valid export still lands."""
+    status, body, _ = post(receiver, b"\xff\x00not protobuf", {"Content-Type": PROTOBUF})
+    assert status == 400
+    assert "not an OTLP" in status_pb2.Status.FromString(body).message
+    status, _, _ = post(receiver, rag_body("still there?"), {"Content-Type": PROTOBUF})
+    assert status == 200
+    pipeline.flush_all()
+    assert [r.question for r in store.records] == ["still there?"]
+
+
+def test_unknown_content_type_gets_415(receiver: str) -> None:
+    """Only OTLP protobuf is accepted on this port for now."""
+    status, _, _ = post(receiver, b"<xml/>", {"Content-Type": "application/xml"})
+    assert status == 415
+
+
+def test_body_over_limit_gets_413_even_when_compressed(receiver: str) -> None:
+    """The size limit applies after decompression: a small gzip bomb gets 413."""
+    bomb = gzip.compress(b"\x00" * 1_000_000)
+    assert len(bomb) < 200_000
+    status, _, _ = post(receiver, bomb, {"Content-Type": PROTOBUF, "Content-Encoding": "gzip"})
+    assert status == 413
+    status, _, _ = post(receiver, b"\x00" * 300_000, {"Content-Type": PROTOBUF})
+    assert status == 413
+
+
+def test_database_down_gets_503_and_loses_nothing(
+    receiver: str, pipeline: Pipeline, store: FlakyStore
+) -> None:
+    """While save fails the receiver answers 503 + Retry-After; held records land later."""
+    store.down = True
+    assert post(receiver, rag_body("first"), {"Content-Type": PROTOBUF})[0] == 200
+    pipeline.flush_all()
+    status, _, headers = post(receiver, rag_body("second"), {"Content-Type": PROTOBUF})
+    assert status == 503
+    assert headers["retry-after"] == "5"
+    store.down = False
+    pipeline.tick()
+    assert [r.question for r in store.records] == ["first"]
+    assert post(receiver, rag_body("second"), {"Content-Type": PROTOBUF})[0] == 200
+    pipeline.flush_all()
+    assert [r.question for r in store.records] == ["first", "second"]

@@ -1,0 +1,156 @@
+"""OTLP/HTTP protobuf decoding and replies, on bodies built by the OpenTelemetry SDK."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Status, StatusCode
+
+from faithmon.errors import DecodeError
+from faithmon.ingest.otlp import decode_traces, export_response
+
+HEX_32 = re.compile(r"^[0-9a-f]{32}$")
+HEX_16 = re.compile(r"^[0-9a-f]{16}$")
+
+
+@pytest.fixture
+def span_exporter() -> InMemorySpanExporter:
+    """An in-memory exporter that collects finished SDK spans."""
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def tracer_provider(span_exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
+    """A local SDK provider (never the global one) with resource attributes."""
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": "support-bot", "deployment.environment": "test"})
+    )
+    provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    yield provider
+    provider.shutdown()
+
+
+@pytest.fixture
+def request_body(tracer_provider: TracerProvider, span_exporter: InMemorySpanExporter) -> bytes:
+    """A serialised ExportTraceServiceRequest with a root, a child and a failing child."""
+    tracer = tracer_provider.get_tracer("tests")
+    with tracer.start_as_current_span("root") as root:
+        root.set_attributes(
+            {
+                "text": "hello",
+                "count": 3,
+                "ratio": 0.25,
+                "flag": True,
+                "tags": ["a", "b"],
+                "numbers": [1, 2],
+            }
+        )
+        with tracer.start_as_current_span("child"):
+            pass
+        with tracer.start_as_current_span("failing", record_exception=False) as failing:
+            failing.set_status(Status(StatusCode.ERROR, "boom"))
+    return encode_spans(span_exporter.get_finished_spans()).SerializeToString()
+
+
+def test_decode_gives_lowercase_hex_ids_and_parents(
+    request_body: bytes, span_exporter: InMemorySpanExporter
+) -> None:
+    """Trace ids are 32 and span ids 16 lowercase hex digits, and children point at the root."""
+    spans, rejected = decode_traces(request_body)
+
+    assert rejected == 0
+    by_name = {span.name: span for span in spans}
+    assert set(by_name) == {"root", "child", "failing"}
+    sdk_root = next(s for s in span_exporter.get_finished_spans() if s.name == "root")
+    root = by_name["root"]
+    assert root.trace_id == f"{sdk_root.context.trace_id:032x}"
+    assert root.span_id == f"{sdk_root.context.span_id:016x}"
+    assert root.parent_span_id is None
+    for span in spans:
+        assert HEX_32.match(span.trace_id)
+        assert HEX_16.match(span.span_id)
+        assert span.trace_id == root.trace_id
+    for name in ("child", "failing"):
+        assert by_name[name].parent_span_id == root.span_id
+        assert HEX_16.match(by_name[name].parent_span_id or "")
+
+
+def test_decode_keeps_attribute_value_types(request_body: bytes) -> None:
+    """String, int, float, bool and array attributes come back as Python values of that type."""
+    spans, _ = decode_traces(request_body)
+
+    root = next(span for span in spans if span.name == "root")
+    expected = {
+        "text": "hello",
+        "count": 3,
+        "ratio": 0.25,
+        "flag": True,
+        "tags": ["a", "b"],
+        "numbers": [1, 2],
+    }
+    for key, value in expected.items():
+        assert root.attributes[key] == value
+        assert type(root.attributes[key]) is type(value)
+
+
+def test_decode_carries_resource_attributes_times_and_error(request_body: bytes) -> None:
+    """Each span carries its resource's attributes, its times and whether it failed."""
+    spans, _ = decode_traces(request_body)
+
+    by_name = {span.name: span for span in spans}
+    for span in spans:
+        assert span.resource["service.name"] == "support-bot"
+        assert span.resource["deployment.environment"] == "test"
+        assert 0 < span.start_ns <= span.end_ns
+    assert by_name["failing"].error is True
+    assert by_name["root"].error is False
+    assert by_name["child"].error is False
+
+
+def test_garbage_raises_decode_error() -> None:
+    """Bytes that are not an ExportTraceServiceRequest raise faithmon's DecodeError."""
+    with pytest.raises(DecodeError):
+        decode_traces(b"\xff\xff\xff\xff not protobuf")
+
+
+def test_empty_body_decodes_to_nothing() -> None:
+    """An empty request body is a valid, empty export."""
+    assert decode_traces(b"") == ([], 0)
+
+
+def test_zero_trace_id_is_rejected(request_body: bytes) -> None:
+    """A span with an all-zero trace id is counted as rejected, and the others are kept."""
+    request = ExportTraceServiceRequest.FromString(request_body)
+    request.resource_spans[0].scope_spans[0].spans[0].trace_id = bytes(16)
+
+    spans, rejected = decode_traces(request.SerializeToString())
+
+    assert rejected == 1
+    assert len(spans) == 2
+
+
+def test_export_response_without_rejections_has_no_partial_success() -> None:
+    """A clean reply leaves partial_success unset."""
+    response = ExportTraceServiceResponse.FromString(export_response())
+
+    assert not response.HasField("partial_success")
+
+
+def test_export_response_reports_rejected_spans() -> None:
+    """A reply with rejected spans parses back with partial_success set."""
+    response = ExportTraceServiceResponse.FromString(export_response(2, "invalid trace id"))
+
+    assert response.HasField("partial_success")
+    assert response.partial_success.rejected_spans == 2
+    assert response.partial_success.error_message == "invalid trace id"
