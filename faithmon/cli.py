@@ -5,18 +5,20 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
 import click
+from sqlalchemy.orm import Session, sessionmaker
 
 from . import __version__, runtime
 from .alerts import LogSink, to_json
 from .config import Settings
+from .drift import DriftConfig
 from .errors import ConfigError
-from .model import Judge, StoredRecord
+from .model import AlertSink, Judge, StoredRecord
 from .store import engine as store_engine
 from .store import repo
 
@@ -71,25 +73,35 @@ def serve(host: str, port: int) -> None:
 
     settings = _settings()
     _configure_logging(settings.log_level)
-    _, sessions = runtime.open_store(settings)
-    pipeline = runtime.make_pipeline(settings, runtime.make_save(sessions))
-    app = create_app(pipeline, settings.max_body_bytes, run_pipeline=True)
-    logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    with runtime.open_store(settings) as sessions:
+        pipeline = runtime.make_pipeline(settings, runtime.make_save(sessions))
+        app = create_app(pipeline, settings.max_body_bytes, run_pipeline=True)
+        logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 @main.command()
 @click.option("--once", is_flag=True, help="Run each job once and exit.")
 def worker(once: bool) -> None:
     """Score pending records and update drift alerts on a schedule."""
-    from . import worker as jobs
-
     settings = _settings()
     _configure_logging(settings.log_level)
-    _, sessions = runtime.open_store(settings)
     judge = runtime.make_judge(settings)
     config = runtime.drift_config(settings)
     sinks = [LogSink()]
+    with runtime.open_store(settings) as sessions:
+        _run_worker(sessions, settings, judge, config, sinks, once)
+
+
+def _run_worker(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    judge: Judge,
+    config: DriftConfig,
+    sinks: Sequence[AlertSink],
+    once: bool,
+) -> None:
+    from . import worker as jobs
 
     def score() -> int:
         return jobs.score_pending(
@@ -185,8 +197,11 @@ def db_upgrade(revision: str) -> None:
     """Create or upgrade the schema of FAITHMON_DATABASE_URL."""
     settings = _settings()
     engine = store_engine.make_engine(settings.database_url)
-    store_engine.upgrade(engine, revision)
-    click.echo(f"schema at revision {store_engine.current_revision(engine)}")
+    try:
+        store_engine.upgrade(engine, revision)
+        click.echo(f"schema at revision {store_engine.current_revision(engine)}")
+    finally:
+        engine.dispose()
 
 
 @main.group()
@@ -240,9 +255,8 @@ def record_json(stored: StoredRecord, judge_name: str | None = None) -> dict[str
 def traces_list(as_json: bool, limit: int) -> None:
     """List stored records, newest first, with their evaluations."""
     settings = _settings()
-    _, sessions = runtime.open_store(settings)
     judge_name = runtime.make_judge(settings).name
-    with sessions() as session:
+    with runtime.open_store(settings) as sessions, sessions() as session:
         stored = repo.list_records(session, limit=limit)
     rows = [record_json(s, judge_name) for s in stored]
     if as_json:
@@ -270,8 +284,7 @@ def alerts_list(as_json: bool, only_open: bool) -> None:
     from .alerts import describe
 
     settings = _settings()
-    _, sessions = runtime.open_store(settings)
-    with sessions() as session:
+    with runtime.open_store(settings) as sessions, sessions() as session:
         found = repo.list_alerts(session, include_resolved=not only_open)
     if as_json:
         click.echo(json.dumps([to_json(a) for a in found], indent=2, ensure_ascii=False))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
-from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import drift
@@ -23,11 +23,16 @@ from .store import repo
 logger = logging.getLogger(__name__)
 
 
-def open_store(settings: Settings, upgrade: bool = True) -> tuple[Engine, sessionmaker[Session]]:
+@contextmanager
+def open_store(settings: Settings, upgrade: bool = True) -> Iterator[sessionmaker[Session]]:
+    """Sessions on an upgraded schema; the engine's connections close on exit."""
     engine = store_engine.make_engine(settings.database_url)
-    if upgrade:
-        store_engine.upgrade(engine)
-    return engine, store_engine.session_factory(engine)
+    try:
+        if upgrade:
+            store_engine.upgrade(engine)
+        yield store_engine.session_factory(engine)
+    finally:
+        engine.dispose()
 
 
 def make_save(sessions: sessionmaker[Session]) -> SaveFn:

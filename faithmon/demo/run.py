@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TextIO
 
 import faithmon_instrumentation as fm
+from sqlalchemy.orm import Session, sessionmaker
 
 from .. import drift, runtime
 from .. import worker as jobs
@@ -39,7 +40,18 @@ def run_demo(settings: Settings, requests: int, seed: int, out: TextIO) -> int:
     if not settings.scrub_key:
         # The demo's traffic is synthetic; a throwaway key keeps its output quiet.
         settings = replace(settings, scrub_key=secrets.token_hex(16))
-    _, sessions = runtime.open_store(settings)
+    with runtime.open_store(settings) as sessions:
+        return _run(settings, sessions, requests, seed, out, started)
+
+
+def _run(
+    settings: Settings,
+    sessions: sessionmaker[Session],
+    requests: int,
+    seed: int,
+    out: TextIO,
+    started: float,
+) -> int:
     pipeline = runtime.make_pipeline(settings, runtime.make_save(sessions), quiet_seconds=0)
     judge = runtime.make_judge(settings)
     config = runtime.drift_config(settings)

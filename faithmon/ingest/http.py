@@ -125,5 +125,5 @@ def create_app(
         routes=[
             Route("/v1/traces", traces, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
-        ]
+        ],
     )

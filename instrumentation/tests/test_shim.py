@@ -14,7 +14,9 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import faithmon_instrumentation as fm
 import pytest
+from faithmon_instrumentation import attributes as attr
 from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -24,9 +26,6 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-
-import faithmon_instrumentation as fm
-from faithmon_instrumentation import attributes as attr
 
 
 @pytest.fixture(autouse=True)
@@ -202,10 +201,12 @@ def test_bad_chunks_are_logged_not_raised(
     span_exporter: InMemorySpanExporter, caplog: pytest.LogCaptureFixture, bad: object
 ) -> None:
     """Chunks the shim cannot read are logged and the request still completes."""
-    with caplog.at_level(logging.ERROR, logger="faithmon_instrumentation"):
-        with fm.rag_span("q") as rag:
-            rag.record_retrieval(bad)  # type: ignore[arg-type]
-            rag.record_answer("a", model="m")
+    with (
+        caplog.at_level(logging.ERROR, logger="faithmon_instrumentation"),
+        fm.rag_span("q") as rag,
+    ):
+        rag.record_retrieval(bad)  # type: ignore[arg-type]
+        rag.record_answer("a", model="m")
 
     assert "record_retrieval failed" in caplog.text
     spans = by_name(span_exporter)

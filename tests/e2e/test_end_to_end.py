@@ -11,12 +11,10 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
 import faithmon_instrumentation as fm
+import pytest
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
 EMAIL = "jane.doe@example.com"

@@ -1,0 +1,170 @@
+"""extract(): the spans of one trace become one RagRecord, or None for non-RAG traces."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import faithmon_instrumentation as fm
+import pytest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from faithmon.ingest.extract import extract
+from faithmon.ingest.processor import from_readable
+from faithmon.ingest.spans import IngestSpan
+from faithmon.model import Chunk
+
+
+@pytest.fixture
+def span_exporter() -> Iterator[InMemorySpanExporter]:
+    """An in-memory exporter fed by the shim, set up without OTLP export."""
+    exporter = InMemorySpanExporter()
+    fm.setup(service_name="support-bot", processors=[SimpleSpanProcessor(exporter)], export=False)
+    yield exporter
+    fm.shutdown()
+
+
+@pytest.fixture
+def tracer_provider(span_exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
+    """A plain SDK provider (as another instrumentation would use) on the same exporter."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "langchain-app"}))
+    provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    yield provider
+    provider.shutdown()
+
+
+def ingest_spans(exporter: InMemorySpanExporter) -> list[IngestSpan]:
+    spans = [from_readable(span) for span in exporter.get_finished_spans()]
+    assert all(span is not None for span in spans)
+    return [span for span in spans if span is not None]
+
+
+def test_shim_trace_becomes_a_record(span_exporter: InMemorySpanExporter) -> None:
+    """Question, answer, ordered chunks with id/score/metadata and the trace id are extracted."""
+    with fm.rag_span("Where is order A17?") as rag:
+        rag.record_retrieval(
+            [
+                {"text": "Order A17 shipped on 3 March.", "id": "kb-1", "score": 0.9},
+                fm.Chunk("Couriers deliver in 2 days.", id="kb-2", metadata={"page": 4}),
+                "Returns take 14 days.",
+            ]
+        )
+        rag.record_answer("Order A17 shipped on 3 March.", model="gpt-4o-mini")
+
+    record = extract(ingest_spans(span_exporter))
+
+    assert record is not None
+    request = next(s for s in span_exporter.get_finished_spans() if s.name == "rag.request")
+    assert record.trace_id == f"{request.context.trace_id:032x}"
+    assert record.question == "Where is order A17?"
+    assert record.answer == "Order A17 shipped on 3 March."
+    assert record.chunks == (
+        Chunk(0, "Order A17 shipped on 3 March.", id="kb-1", score=0.9),
+        Chunk(1, "Couriers deliver in 2 days.", id="kb-2", metadata={"page": 4}),
+        Chunk(2, "Returns take 14 days."),
+    )
+    assert record.sample_reason == "sampled"
+
+
+def test_chunk_order_follows_document_index_not_attribute_order(
+    span_exporter: InMemorySpanExporter,
+) -> None:
+    """Twelve chunks come back in retrieval order (index 10 after 9, not after 1)."""
+    texts = [f"Chunk text number {i}." for i in range(12)]
+    with fm.rag_span("q") as rag:
+        rag.record_retrieval(texts)
+        rag.record_answer("a")
+
+    record = extract(ingest_spans(span_exporter))
+
+    assert record is not None
+    assert [c.text for c in record.chunks] == texts
+    assert [c.position for c in record.chunks] == list(range(12))
+
+
+def test_labels_and_started_at(span_exporter: InMemorySpanExporter) -> None:
+    """Labels hold service, model, retriever, retriever_version, route and tenant."""
+    with fm.rag_span("q", route="billing", tenant="acme", beta=True) as rag:
+        rag.record_retrieval(["c"], retriever="pgvector", retriever_version="v3")
+        rag.record_answer("a", model="gpt-4o-mini")
+
+    record = extract(ingest_spans(span_exporter))
+
+    assert record is not None
+    assert record.labels == {
+        "service": "support-bot",
+        "model": "gpt-4o-mini",
+        "retriever": "pgvector",
+        "retriever_version": "v3",
+        "route": "billing",
+        "tenant": "acme",
+        "beta": "true",
+    }
+    request = next(s for s in span_exporter.get_finished_spans() if s.name == "rag.request")
+    assert request.start_time is not None
+    assert record.started_at == datetime.fromtimestamp(request.start_time / 1e9, tz=UTC)
+    assert record.started_at.tzinfo is UTC
+
+
+def test_trace_without_rag_content_gives_none(
+    tracer_provider: TracerProvider, span_exporter: InMemorySpanExporter
+) -> None:
+    """A trace of ordinary spans (an HTTP handler and a DB query) is not a RAG record."""
+    tracer = tracer_provider.get_tracer("web")
+    with tracer.start_as_current_span("GET /health") as span:
+        span.set_attribute("http.route", "/health")
+        with tracer.start_as_current_span("SELECT 1"):
+            pass
+
+    assert extract(ingest_spans(span_exporter)) is None
+
+
+def test_empty_trace_gives_none() -> None:
+    """No spans, no record."""
+    assert extract([]) is None
+
+
+def test_openinference_retriever_and_llm_spans_give_a_record(
+    tracer_provider: TracerProvider, span_exporter: InMemorySpanExporter
+) -> None:
+    """A LangChain-style trace (chain, retriever with content/metadata only, LLM) is read."""
+    tracer = tracer_provider.get_tracer("openinference.instrumentation.langchain")
+    with tracer.start_as_current_span("RunnableSequence") as chain:
+        chain.set_attributes(
+            {"openinference.span.kind": "CHAIN", "input.value": "How long do refunds take?"}
+        )
+        with tracer.start_as_current_span("VectorStoreRetriever") as retriever:
+            retriever.set_attributes(
+                {
+                    "openinference.span.kind": "RETRIEVER",
+                    "input.value": "How long do refunds take?",
+                    "retrieval.documents.0.document.content": "Refunds take 5 business days.",
+                    "retrieval.documents.0.document.metadata": json.dumps({"source": "faq.md"}),
+                    "retrieval.documents.1.document.content": "Refunds go to the card used.",
+                }
+            )
+        with tracer.start_as_current_span("ChatOpenAI") as llm:
+            llm.set_attributes(
+                {
+                    "openinference.span.kind": "LLM",
+                    "llm.model_name": "gpt-4o",
+                    "llm.output_messages.0.message.role": "assistant",
+                    "llm.output_messages.0.message.content": "Refunds take 5 business days.",
+                }
+            )
+
+    record = extract(ingest_spans(span_exporter))
+
+    assert record is not None
+    assert record.question == "How long do refunds take?"
+    assert record.answer == "Refunds take 5 business days."
+    assert record.chunks == (
+        Chunk(0, "Refunds take 5 business days.", metadata={"source": "faq.md"}),
+        Chunk(1, "Refunds go to the card used."),
+    )
+    assert all(c.id is None and c.score is None for c in record.chunks)
+    assert record.labels == {"service": "langchain-app", "model": "gpt-4o"}

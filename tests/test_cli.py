@@ -1,0 +1,102 @@
+"""The faithmon command line, run in-process with click's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from faithmon.cli import main
+
+CONTEXT = "Order A17 shipped on 3 March by courier."
+SEED = [
+    (CONTEXT, 1.0),
+    (CONTEXT + " It arrives tomorrow.", 0.5),
+    ("Order A17 was cancelled.", 0.0),
+]
+
+
+def test_score_writes_each_line_back_with_its_verdicts(tmp_path: Path) -> None:
+    """`faithmon score` adds faithfulness, status and claims to every input line."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "user_input": "Where is A17?",
+                    "response": answer,
+                    "retrieved_contexts": [CONTEXT],
+                    "id": i,
+                }
+            )
+            + "\n"
+            for i, (answer, _) in enumerate(SEED)
+        )
+    )
+    result = CliRunner().invoke(main, ["score", str(source), "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [line["faithfulness"] for line in lines] == [score for _, score in SEED]
+    assert [line["id"] for line in lines] == [0, 1, 2]
+    assert {line["status"] for line in lines} == {"ok"}
+    first_claim = lines[1]["claims"][0]
+    assert set(first_claim) >= {"text", "verdict", "chunk", "quote"}
+    assert first_claim["verdict"] == "supported" and first_claim["chunk"] == 0
+    assert first_claim["quote"] in CONTEXT
+
+
+def test_score_reports_bad_lines_and_keeps_the_rest(tmp_path: Path) -> None:
+    """A broken line is written back as invalid_input, the others are scored, exit is 1."""
+    source = tmp_path / "in.jsonl"
+    good = {"user_input": "q", "response": "Hello!", "retrieved_contexts": [CONTEXT]}
+    source.write_text("{not json\n" + json.dumps(good) + "\n" + json.dumps({"response": 3}) + "\n")
+    result = CliRunner().invoke(main, ["score", str(source)])
+    assert result.exit_code == 1
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["status"] for line in lines] == ["invalid_input", "no_claims", "invalid_input"]
+    assert lines[1]["faithfulness"] is None
+    assert "line 3: 'response' must be a string" in result.stderr
+
+
+def test_demo_alerts_on_the_new_model_only(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's drifting model version fires, and no other segment does."""
+    monkeypatch.chdir(tmp_path)
+    if database_url.startswith("postgresql"):
+        monkeypatch.setenv("FAITHMON_DATABASE_URL", database_url)
+    runner = CliRunner()
+    result = runner.invoke(main, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert "FIRING  faithfulness_drift [firing] model=northwind-llm-1.1" in result.stdout
+    assert result.stdout.count("FIRING") == 1
+    if not database_url.startswith("postgresql"):
+        assert (tmp_path / "faithmon-demo.db").exists()
+        monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
+    alerts = json.loads(runner.invoke(main, ["alerts", "list", "--json"]).stdout)
+    assert [(a["segment"], a["state"]) for a in alerts] == [
+        ({"model": "northwind-llm-1.1"}, "firing")
+    ]
+    records = json.loads(runner.invoke(main, ["traces", "list", "--json", "--limit", "500"]).stdout)
+    assert len(records) == 400
+    assert {r["status"] for r in records} == {"scored", "no_context"}
+    text = json.dumps(records)
+    assert "jane.doe@example.com" not in text and "+44 20 7946 0958" not in text
+
+
+def test_db_upgrade_reports_the_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`faithmon db upgrade` creates the schema and names the revision it reached."""
+    monkeypatch.setenv("FAITHMON_DATABASE_URL", f"sqlite:///{tmp_path}/x.db")
+    result = CliRunner().invoke(main, ["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    assert "schema at revision 0001" in result.stdout
+
+
+def test_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A setting faithmon cannot use stops the command with its name and value."""
+    monkeypatch.setenv("FAITHMON_SAMPLE_RATE", "2")
+    result = CliRunner().invoke(main, ["traces", "list"])
+    assert result.exit_code == 1
+    assert "FAITHMON_SAMPLE_RATE='2': must be between 0.0 and 1.0" in result.stderr
