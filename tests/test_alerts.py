@@ -81,6 +81,15 @@ def test_pending_moves_to_firing(pending_alert: Alert) -> None:
     assert alert.details == {"statistic": 6.0}
 
 
+def test_pending_stays_pending_on_a_pending_signal(pending_alert: Alert) -> None:
+    """A pending signal on a pending alert only refreshes it."""
+    [alert] = reconcile([pending_alert], [signal("pending", statistic=3.5)], NOW)
+
+    assert (alert.id, alert.state, alert.severity) == (7, "pending", "warning")
+    assert alert.updated_at == NOW
+    assert alert.details == {"statistic": 3.5}
+
+
 def test_firing_stays_firing_on_a_pending_signal(firing_alert: Alert) -> None:
     """An alert never goes back from firing to pending."""
     [alert] = reconcile([firing_alert], [signal("pending", statistic=4.0)], NOW)

@@ -238,6 +238,7 @@ def test_large_chunks_arrive_whole_despite_env_limits(
     """Fifty 4 KB chunks keep their full text even with OTEL_* attribute limits set."""
     monkeypatch.setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "100")
     monkeypatch.setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "128")
+    monkeypatch.setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "100")
     exporter = InMemorySpanExporter()
     fm.setup(processors=[SimpleSpanProcessor(exporter)], export=False)
     texts = [f"chunk {i:02d} " + chr(ord("a") + i % 26) * (4096 - 9) for i in range(50)]
