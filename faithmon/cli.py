@@ -74,7 +74,11 @@ def serve(host: str, port: int) -> None:
     settings = _settings()
     _configure_logging(settings.log_level)
     with runtime.open_store(settings) as sessions:
-        pipeline = runtime.make_pipeline(settings, runtime.make_save(sessions))
+        pipeline = runtime.make_pipeline(
+            settings,
+            runtime.make_save(sessions),
+            save_feedback=runtime.make_save_feedback(sessions),
+        )
         app = create_app(pipeline, settings.max_body_bytes, run_pipeline=True)
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
         uvicorn.run(app, host=host, port=port, log_level="warning")
@@ -225,6 +229,14 @@ def record_json(stored: StoredRecord, judge_name: str | None = None) -> dict[str
         "labels": dict(record.labels),
         "status": stored.status,
         "sample_reason": record.sample_reason,
+        "keep_reason": record.keep,
+        "incomplete_reason": record.incomplete,
+        "retrieved": [
+            {"id": c.id, "text": c.text, "score": c.score, "metadata": dict(c.metadata)}
+            for c in record.retrieved
+        ],
+        "generation": dict(record.generation),
+        "feedback": [{"value": f.value, "at": f.at.isoformat()} for f in stored.feedback],
         "faithfulness": latest.faithfulness if latest else None,
         "evaluations": [
             {

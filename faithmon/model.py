@@ -34,6 +34,20 @@ class RagRecord:
     labels: Mapping[str, str]
     started_at: datetime
     sample_reason: str = "sampled"
+    retrieved: tuple[Chunk, ...] = ()
+    generation: Mapping[str, Any] = field(default_factory=dict)
+    keep: str | None = None
+    incomplete: str | None = None
+    """Why the evidence cannot be trusted whole (cut or dropped chunks); never scored then."""
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """User feedback on an earlier request, sent after it."""
+
+    trace_id: str
+    value: str | int | float | bool
+    at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +138,7 @@ class StoredRecord:
     record: RagRecord
     status: str
     evaluations: tuple[Judgement, ...] = ()
+    feedback: tuple[Feedback, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +152,7 @@ class Signal:
 
 
 SaveFn = Callable[[Sequence[RagRecord]], None]
+SaveFeedbackFn = Callable[[Sequence[Feedback]], None]
 
 
 class Judge(Protocol):

@@ -16,7 +16,7 @@ from .ingest.pipeline import Pipeline
 from .ingest.sampler import RatioSampler
 from .ingest.scrub import PiiScrubber
 from .judge import OfflineJudge
-from .model import Judge, RagRecord, SaveFn
+from .model import Feedback, Judge, RagRecord, SaveFeedbackFn, SaveFn
 from .store import engine as store_engine
 from .store import repo
 
@@ -43,6 +43,14 @@ def make_save(sessions: sessionmaker[Session]) -> SaveFn:
     return save
 
 
+def make_save_feedback(sessions: sessionmaker[Session]) -> SaveFeedbackFn:
+    def save(items: Sequence[Feedback]) -> None:
+        with sessions() as session, session.begin():
+            repo.save_feedback(session, items)
+
+    return save
+
+
 def scrub_key(settings: Settings) -> bytes:
     if settings.scrub_key:
         key = settings.scrub_key.encode()
@@ -56,9 +64,15 @@ def scrub_key(settings: Settings) -> bytes:
     return os.urandom(32)
 
 
-def make_pipeline(settings: Settings, save: SaveFn, quiet_seconds: float | None = None) -> Pipeline:
+def make_pipeline(
+    settings: Settings,
+    save: SaveFn,
+    quiet_seconds: float | None = None,
+    save_feedback: SaveFeedbackFn | None = None,
+) -> Pipeline:
     return Pipeline(
         save,
+        save_feedback=save_feedback,
         sampler=RatioSampler(settings.sample_rate),
         scrubber=PiiScrubber(scrub_key(settings), settings.scrub_phone_region),
         quiet_seconds=settings.assembly_quiet_seconds if quiet_seconds is None else quiet_seconds,

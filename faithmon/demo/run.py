@@ -52,7 +52,12 @@ def _run(
     out: TextIO,
     started: float,
 ) -> int:
-    pipeline = runtime.make_pipeline(settings, runtime.make_save(sessions), quiet_seconds=0)
+    pipeline = runtime.make_pipeline(
+        settings,
+        runtime.make_save(sessions),
+        quiet_seconds=0,
+        save_feedback=runtime.make_save_feedback(sessions),
+    )
     judge = runtime.make_judge(settings)
     config = runtime.drift_config(settings)
     sink = ListSink()

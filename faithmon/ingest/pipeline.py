@@ -1,6 +1,7 @@
 """The ingest pipeline: spans in, scrubbed and sampled records out to ``save``.
 
     submit(spans) → assembler → extract → sampler → scrubber → save(records)
+                                └→ feedback spans → scrub → save_feedback(items)
 
 ``save`` is a plain callable (the CLI hands in the store's writer). When it
 fails, the records wait in a bounded backlog and are retried on the next tick;
@@ -17,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..errors import SaturatedError
-from ..model import RagRecord, Sampler, SaveFn, Scrubber
+from ..model import Feedback, RagRecord, Sampler, SaveFeedbackFn, SaveFn, Scrubber
 from .assemble import TraceAssembler
-from .extract import extract
+from .extract import extract, extract_feedback
 from .spans import IngestSpan
 
 logger = logging.getLogger(__name__)
@@ -36,8 +37,11 @@ class Pipeline:
         max_traces: int = 10_000,
         max_backlog: int = 10_000,
         clock: Callable[[], int] | None = None,
+        save_feedback: SaveFeedbackFn | None = None,
     ) -> None:
         self._save = save
+        self._save_feedback = save_feedback
+        self._feedback_backlog: list[Feedback] = []
         self._sampler = sampler
         self._scrubber = scrubber
         self._assembler = (
@@ -55,11 +59,11 @@ class Pipeline:
 
     @property
     def saturated(self) -> bool:
-        return len(self._backlog) > 0
+        return bool(self._backlog or self._feedback_backlog)
 
     def submit(self, spans: Sequence[IngestSpan]) -> None:
         """Buffer spans for assembly; raises SaturatedError while saving is failing."""
-        if self._backlog:
+        if self.saturated:
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         with self._lock:
             self._assembler.add(spans)
@@ -95,9 +99,44 @@ class Pipeline:
             return None
         return replace(scrubbed, sample_reason=decision.reason)
 
+    def _feedback(self, spans: list[IngestSpan]) -> list[Feedback]:
+        items = extract_feedback(spans)
+        scrub_text = getattr(self._scrubber, "scrub_text", None)
+        kept = []
+        for item in items:
+            if isinstance(item.value, str):
+                if scrub_text is None:  # fail closed: free text needs a text scrubber
+                    self.stats["feedback_dropped"] += 1
+                    continue
+                item = replace(item, value=scrub_text(item.value))
+            kept.append(item)
+        return kept
+
+    def _save_feedback_items(self, items: list[Feedback]) -> None:
+        if self._save_feedback is None:
+            self.stats["feedback_ignored"] += len(items)
+            return
+        pending = self._feedback_backlog + items
+        if not pending:
+            return
+        try:
+            self._save_feedback(pending)
+        except Exception as exc:
+            self._feedback_backlog = pending[-self._max_backlog :]
+            logger.warning("faithmon: saving feedback failed (%s); will retry", type(exc).__name__)
+            return
+        self._feedback_backlog = []
+        self.stats["feedback"] += len(pending)
+
     def _process(self, traces: list[list[IngestSpan]]) -> int:
         records = []
+        feedback: list[Feedback] = []
         for spans in traces:
+            try:
+                feedback.extend(self._feedback(spans))
+            except Exception:
+                logger.exception("faithmon: could not read feedback from %d spans", len(spans))
+                self.stats["malformed"] += 1
             try:
                 record = self._build(spans)
             except Exception:
@@ -107,6 +146,7 @@ class Pipeline:
             if record is not None:
                 records.append(record)
         with self._save_lock:
+            self._save_feedback_items(feedback)
             pending = list(self._backlog) + records
             if not pending:
                 return 0

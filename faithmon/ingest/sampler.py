@@ -12,6 +12,7 @@ class RatioSampler:
 
     The decision uses the low 64 bits of the trace id, as the SDK's sampler
     does, so a trace the app's sampler kept at rate r is kept here at rate r.
+    A record the app asked to keep (``rag.keep(reason)``) is always kept.
     """
 
     def __init__(self, rate: float) -> None:
@@ -21,6 +22,8 @@ class RatioSampler:
         self._bound = round(rate * (1 << 64))
 
     def keep(self, record: RagRecord) -> Decision:
+        if record.keep:
+            return Decision(True, "rule:keep")
         if self.rate >= 1.0:
             return Decision(True, "sampled")
         low = int(record.trace_id, 16) & _LOW_64

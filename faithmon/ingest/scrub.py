@@ -18,7 +18,7 @@ from typing import Any
 
 import phonenumbers
 
-from ..model import RagRecord
+from ..model import Chunk, RagRecord
 
 _EMAIL = re.compile(
     r"(?<![\w.+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}\b"
@@ -80,21 +80,26 @@ class PiiScrubber:
             return [self._scrub_value(v) for v in value]
         return value
 
-    def __call__(self, record: RagRecord) -> RagRecord:
-        chunks = tuple(
+    def _chunks(self, chunks: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+        return tuple(
             replace(
                 chunk,
                 text=self.scrub_text(chunk.text),
                 metadata=self._scrub_value(dict(chunk.metadata)),
             )
-            for chunk in record.chunks
+            for chunk in chunks
         )
+
+    def __call__(self, record: RagRecord) -> RagRecord:
         return replace(
             record,
             question=self.scrub_text(record.question),
             answer=self.scrub_text(record.answer),
-            chunks=chunks,
+            chunks=self._chunks(record.chunks),
+            retrieved=self._chunks(record.retrieved),
             labels={k: self.scrub_text(v) for k, v in record.labels.items()},
+            generation=self._scrub_value(dict(record.generation)),
+            keep=self.scrub_text(record.keep) if record.keep else record.keep,
         )
 
 

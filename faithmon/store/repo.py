@@ -16,6 +16,7 @@ from ..model import (
     Alert,
     Chunk,
     Claim,
+    Feedback,
     Judgement,
     Outcome,
     RagRecord,
@@ -23,12 +24,20 @@ from ..model import (
     Usage,
     segment_key,
 )
-from .tables import AlertRow, BaselineRow, EvaluationRow, RecordRow
+from .tables import AlertRow, BaselineRow, EvaluationRow, FeedbackRow, RecordRow
 
 PENDING = "pending"
 SCORED = "scored"
 NO_CONTEXT = "no_context"
+INCOMPLETE_EVIDENCE = "incomplete_evidence"
 JUDGE_ERROR = "judge_error"
+
+
+def initial_status(record: RagRecord) -> str:
+    """Only a record with whole evidence and at least one chunk waits for the judge."""
+    if record.incomplete:
+        return INCOMPLETE_EVIDENCE
+    return PENDING if record.chunks else NO_CONTEXT
 
 
 def _now() -> datetime:
@@ -62,8 +71,12 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
             "answer": r.answer,
             "chunks": [_chunk_json(c) for c in r.chunks],
             "labels": dict(r.labels),
-            "status": PENDING if r.chunks else NO_CONTEXT,
+            "status": initial_status(r),
             "sample_reason": r.sample_reason,
+            "retrieved": [_chunk_json(c) for c in r.retrieved] or None,
+            "generation": dict(r.generation) or None,
+            "keep_reason": r.keep,
+            "incomplete_reason": r.incomplete,
         }
         for r in records
     ]
@@ -72,24 +85,41 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
     return len(result.all())
 
 
+def _to_chunks(items: list[dict[str, Any]] | None) -> tuple[Chunk, ...]:
+    return tuple(
+        Chunk(
+            position=i,
+            text=c["text"],
+            id=c.get("id"),
+            score=c.get("score"),
+            metadata=c.get("metadata") or {},
+        )
+        for i, c in enumerate(items or ())
+    )
+
+
 def _to_record(row: RecordRow) -> RagRecord:
     return RagRecord(
         trace_id=row.trace_id,
         question=row.question,
         answer=row.answer,
-        chunks=tuple(
-            Chunk(
-                position=i,
-                text=c["text"],
-                id=c.get("id"),
-                score=c.get("score"),
-                metadata=c.get("metadata") or {},
-            )
-            for i, c in enumerate(row.chunks)
-        ),
+        chunks=_to_chunks(row.chunks),
         labels=dict(row.labels),
         started_at=row.started_at,
         sample_reason=row.sample_reason,
+        retrieved=_to_chunks(row.retrieved),
+        generation=dict(row.generation or {}),
+        keep=row.keep_reason,
+        incomplete=row.incomplete_reason,
+    )
+
+
+def save_feedback(session: Session, items: Sequence[Feedback]) -> None:
+    """Store feedback; it may arrive before or after its record."""
+    now = _now()
+    session.add_all(
+        FeedbackRow(trace_id=f.trace_id, value=f.value, given_at=f.at, received_at=now)
+        for f in items
     )
 
 
@@ -177,7 +207,16 @@ def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[St
         )
     )
     evaluations: dict[int, list[Judgement]] = {}
+    feedback: dict[str, list[Feedback]] = {}
     if rows:
+        for item in session.scalars(
+            select(FeedbackRow)
+            .where(FeedbackRow.trace_id.in_([r.trace_id for r in rows]))
+            .order_by(FeedbackRow.given_at, FeedbackRow.id)
+        ):
+            feedback.setdefault(item.trace_id, []).append(
+                Feedback(trace_id=item.trace_id, value=item.value, at=item.given_at)
+            )
         for evaluation in session.scalars(
             select(EvaluationRow)
             .where(EvaluationRow.record_id.in_([r.id for r in rows]))
@@ -190,6 +229,7 @@ def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[St
             record=_to_record(row),
             status=row.status,
             evaluations=tuple(evaluations.get(row.id, ())),
+            feedback=tuple(feedback.get(row.trace_id, ())),
         )
         for row in rows
     ]

@@ -68,8 +68,22 @@ class RecordRow(Base):
     sample_reason: Mapped[str] = mapped_column(String(100))
     lease_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
     lease_expires: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    retrieved: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType, nullable=True)
+    generation: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    keep_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    incomplete_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (Index("ix_records_status_id", "status", "id"),)
+
+
+class FeedbackRow(Base):
+    __tablename__ = "feedback"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    trace_id: Mapped[str] = mapped_column(String(32), index=True)
+    value: Mapped[Any] = mapped_column(JSONType)
+    given_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class EvaluationRow(Base):

@@ -25,10 +25,23 @@ from opentelemetry.sdk.trace import SpanProcessor
 
 from . import _setup
 from ._chunks import Chunk
-from ._span import RagSpan, rag_span
+from ._decorators import generator, retriever
+from ._feedback import record_feedback
+from ._span import RagSpan, current, rag_span
 
 __version__ = "0.1.0"
-__all__ = ["Chunk", "RagSpan", "flush", "rag_span", "setup", "shutdown"]
+__all__ = [
+    "Chunk",
+    "RagSpan",
+    "current",
+    "flush",
+    "generator",
+    "rag_span",
+    "record_feedback",
+    "retriever",
+    "setup",
+    "shutdown",
+]
 
 logger = logging.getLogger(__name__)
 
