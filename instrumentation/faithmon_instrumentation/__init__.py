@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 
 from . import _setup
 from ._chunks import Chunk
@@ -52,15 +52,22 @@ def setup(
     *,
     processors: Sequence[SpanProcessor] = (),
     export: bool = True,
+    tracer_provider: TracerProvider | None = None,
 ) -> None:
     """Configure the shim's TracerProvider; a second call warns and does nothing.
 
     ``endpoint`` is the OTLP/HTTP base URL (``http://host:4318``) or the full
     traces URL. ``processors`` are added before the exporter (faithmon's demo
     passes its in-process pipeline); ``export=False`` sends nothing over OTLP.
+
+    By default the shim records through a provider of its own, beside the app's,
+    with no attribute limits. ``tracer_provider=`` records through the app's
+    provider instead (one pipeline for all spans); the shim then adds an OTLP
+    exporter only when ``endpoint`` is given, and keeps evidence whole within
+    that provider's limits by packing chunks into one attribute when needed.
     """
     try:
-        _setup.configure(endpoint, service_name, processors, export)
+        _setup.configure(endpoint, service_name, processors, export, tracer_provider)
     except Exception:
         logger.exception("faithmon_instrumentation: setup failed; spans go to the global provider")
 

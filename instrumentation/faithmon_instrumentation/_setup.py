@@ -34,17 +34,31 @@ def traces_url(endpoint: str) -> str:
     return endpoint if endpoint.endswith(TRACES_PATH) else endpoint + TRACES_PATH
 
 
+_owned = False
+
+
 def configure(
     endpoint: str | None,
     service_name: str | None,
     processors: Sequence[SpanProcessor],
     export: bool,
+    tracer_provider: TracerProvider | None = None,
 ) -> TracerProvider | None:
-    global _provider
+    global _provider, _owned
     with _lock:
         if _provider is not None:
             logger.warning("faithmon_instrumentation.setup() was already called; ignoring")
             return _provider
+        if tracer_provider is not None:
+            # The app's provider: add only what was asked for; it already exports.
+            for processor in processors:
+                tracer_provider.add_span_processor(processor)
+            if export and endpoint:
+                tracer_provider.add_span_processor(
+                    BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(endpoint)))
+                )
+            _provider, _owned = tracer_provider, False
+            return tracer_provider
         attributes = {SERVICE_NAME: service_name} if service_name else {}
         provider = TracerProvider(
             resource=Resource.create(attributes),
@@ -60,7 +74,7 @@ def configure(
             # Without an endpoint the exporter reads the OTEL_EXPORTER_OTLP_* variables.
             exporter = OTLPSpanExporter(endpoint=traces_url(endpoint) if endpoint else None)
             provider.add_span_processor(BatchSpanProcessor(exporter))
-        _provider = provider
+        _provider, _owned = provider, True
         return provider
 
 
@@ -85,12 +99,15 @@ def flush(timeout_millis: int = 30_000) -> bool:
 
 
 def shutdown() -> None:
-    """Flush and forget the provider, so that ``setup()`` may run again."""
+    """Flush and forget the provider, so that ``setup()`` may run again.
+
+    A provider the app handed in is flushed, not shut down: it is the app's.
+    """
     global _provider
     with _lock:
         provider, _provider = _provider, None
     if provider is not None:
         try:
-            provider.shutdown()
+            provider.shutdown() if _owned else provider.force_flush()
         except Exception:
             logger.exception("faithmon_instrumentation: shutdown failed")

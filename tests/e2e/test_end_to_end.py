@@ -180,3 +180,56 @@ def test_end_to_end(env: dict[str, str], server: tuple[str, subprocess.Popen[str
         ({"model": "m2"}, "firing", "faithfulness_drift")
     ]
     assert alerts[0]["severity"] == "critical" and alerts[0]["opened_at"]
+
+
+def test_big_evidence_arrives_whole_and_cut_evidence_is_not_scored(
+    env: dict[str, str], server: tuple[str, subprocess.Popen[str]]
+) -> None:
+    """50 chunks of 4 KB arrive whole; chunks an app's provider cut are stored unscored."""
+    url, process = server
+    texts = [f"Chunk {i:02d} says " + "z" * 4080 for i in range(50)]
+    fm.setup(endpoint=url, service_name="big-evidence")
+    with fm.rag_span("What do the chunks say?", route="big") as rag:
+        rag.record_retrieval([{"text": t, "id": f"d{i}"} for i, t in enumerate(texts)])
+        rag.record_rerank(list(reversed(texts[:5])), reranker="xenc", reranker_version="2")
+        rag.record_answer(texts[4][:20] + ".", model="m1")
+        whole_trace = rag.trace_id
+    fm.record_feedback(whole_trace, "thumbs_down")
+    assert fm.flush()
+    fm.shutdown()
+
+    # An app whose own provider cuts values at 1,000 characters.
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    app_provider = TracerProvider(span_limits=SpanLimits(max_span_attribute_length=1000))
+    app_provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(url + "/v1/traces")))
+    fm.setup(tracer_provider=app_provider)
+    try:
+        with fm.rag_span("Cut?", route="cut") as rag:
+            rag.record_retrieval(texts[:3])
+            rag.record_answer(texts[0][:20] + ".", model="m1")
+            cut_trace = rag.trace_id
+    finally:
+        fm.shutdown()
+        app_provider.shutdown()
+
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=60)
+    faithmon(env, "worker", "--once")
+    records = {
+        r["trace_id"]: r
+        for r in json.loads(faithmon(env, "traces", "list", "--json", "--limit", "10"))
+    }
+    whole = records[whole_trace]
+    assert whole["status"] == "scored" and whole["incomplete_reason"] is None
+    assert [c["text"] for c in whole["chunks"]] == list(reversed(texts[:5]))
+    assert [c["text"] for c in whole["retrieved"]] == texts
+    assert [c["id"] for c in whole["retrieved"]] == [f"d{i}" for i in range(50)]
+    assert whole["labels"]["reranker_version"] == "2"
+    assert [f["value"] for f in whole["feedback"]] == ["thumbs_down"]
+    cut = records[cut_trace]
+    assert cut["status"] == "incomplete_evidence"
+    assert cut["incomplete_reason"] == "3 of 3 chunks arrived cut or altered"
+    assert cut["evaluations"] == [] and cut["faithfulness"] is None
