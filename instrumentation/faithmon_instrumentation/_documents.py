@@ -18,7 +18,7 @@ from typing import Any
 from opentelemetry.trace import Span
 
 from . import attributes as attr
-from ._chunks import Chunk, metadata_json
+from ._chunks import Doc, metadata_json
 from ._log import log_once
 
 # Keys other than the chunks that a documents span carries.
@@ -33,36 +33,36 @@ def _limits(span: Span) -> tuple[int | None, int | None]:
     return limits.max_span_attributes, limits.max_span_attribute_length
 
 
-def _flattened(chunks: Sequence[Chunk], prefix: str) -> dict[str, Any]:
+def _flattened(docs: Sequence[Doc], prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for i, chunk in enumerate(chunks):
-        out[attr.document_key(i, attr.DOCUMENT_CONTENT, prefix)] = chunk.text
-        if chunk.id is not None:
-            out[attr.document_key(i, attr.DOCUMENT_ID, prefix)] = chunk.id
-        if chunk.score is not None:
-            out[attr.document_key(i, attr.DOCUMENT_SCORE, prefix)] = chunk.score
-        if chunk.metadata:
-            out[attr.document_key(i, attr.DOCUMENT_METADATA, prefix)] = metadata_json(
-                chunk.metadata
-            )
+    for i, (text, doc_id, score, metadata) in enumerate(docs):
+        # Same keys as attr.document_key, built inline: this loop is the shim's hot path.
+        key = f"{prefix}.{i}.document."
+        out[key + "content"] = text
+        if doc_id is not None:
+            out[key + "id"] = doc_id
+        if score is not None:
+            out[key + "score"] = score
+        if metadata:
+            out[key + "metadata"] = metadata_json(metadata)
     return out
 
 
-def _as_json(chunks: Sequence[Chunk]) -> str:
+def _as_json(docs: Sequence[Doc]) -> str:
     return json.dumps(
         [
-            {"id": c.id, "score": c.score, "content": c.text, "metadata": dict(c.metadata)}
-            for c in chunks
+            {"id": doc_id, "score": score, "content": text, "metadata": dict(metadata)}
+            for text, doc_id, score, metadata in docs
         ],
         default=str,
         ensure_ascii=False,
     )
 
 
-def document_attributes(span: Span, chunks: Sequence[Chunk], prefix: str) -> dict[str, Any]:
+def document_attributes(span: Span, docs: Sequence[Doc], prefix: str) -> dict[str, Any]:
     """The chunk attributes for ``span``, in the order they must be set."""
     max_attributes, max_length = _limits(span)
-    if max_length is not None and any(len(c.text) > max_length for c in chunks):
+    if max_length is not None and any(len(d[0]) > max_length for d in docs):
         log_once(
             "value-length-limit",
             f"this TracerProvider cuts attribute values at {max_length} characters, so chunk "
@@ -70,11 +70,11 @@ def document_attributes(span: Span, chunks: Sequence[Chunk], prefix: str) -> dic
             "faithmon_instrumentation.setup() to record through a provider without that limit",
             exc_info=False,
         )
-    flattened = _flattened(chunks, prefix)
+    flattened = _flattened(docs, prefix)
     if max_attributes is not None and len(flattened) + RESERVED_KEYS > max_attributes:
-        documents: dict[str, Any] = {attr.GEN_AI_RETRIEVAL_DOCUMENTS: _as_json(chunks)}
+        documents: dict[str, Any] = {attr.GEN_AI_RETRIEVAL_DOCUMENTS: _as_json(docs)}
     else:
         documents = flattened
-    documents[attr.DOCUMENT_COUNT] = len(chunks)
-    documents[attr.DOCUMENT_CHECKS] = attr.document_checks([c.text for c in chunks])
+    documents[attr.DOCUMENT_COUNT] = len(docs)
+    documents[attr.DOCUMENT_CHECKS] = attr.document_checks([d[0] for d in docs])
     return documents

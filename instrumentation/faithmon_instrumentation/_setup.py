@@ -58,6 +58,7 @@ def configure(
                     BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(endpoint)))
                 )
             _provider, _owned = tracer_provider, False
+            _tracers.clear()
             return tracer_provider
         attributes = {SERVICE_NAME: service_name} if service_name else {}
         provider = TracerProvider(
@@ -75,16 +76,28 @@ def configure(
             exporter = OTLPSpanExporter(endpoint=traces_url(endpoint) if endpoint else None)
             provider.add_span_processor(BatchSpanProcessor(exporter))
         _provider, _owned = provider, True
+        _tracers.clear()
         return provider
 
 
-def tracer() -> trace.Tracer:
-    from . import __version__
+_SCOPE = "faithmon_instrumentation"
+_tracers: dict[int, trace.Tracer] = {}
 
+
+def tracer() -> trace.Tracer:
+    """The shim's tracer on its provider, or on the global one before ``setup()``.
+
+    Cached per provider: creating a tracer costs more than a span does.
+    """
     provider = _provider
-    if provider is None:
-        return trace.get_tracer("faithmon_instrumentation", __version__)
-    return provider.get_tracer("faithmon_instrumentation", __version__)
+    key = id(provider)
+    cached = _tracers.get(key)
+    if cached is None:
+        # Without a provider of its own, a proxy that follows the global provider
+        # even if the app sets one later.
+        source = trace if provider is None else provider
+        cached = _tracers[key] = source.get_tracer(_SCOPE)
+    return cached
 
 
 def flush(timeout_millis: int = 30_000) -> bool:
@@ -106,6 +119,7 @@ def shutdown() -> None:
     global _provider
     with _lock:
         provider, _provider = _provider, None
+        _tracers.clear()
     if provider is not None:
         try:
             provider.shutdown() if _owned else provider.force_flush()

@@ -17,7 +17,7 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from . import _setup
 from . import attributes as attr
-from ._chunks import to_chunks
+from ._chunks import to_docs
 from ._documents import document_attributes
 from ._log import log_once
 
@@ -150,7 +150,7 @@ class RagSpan:
         chunks: Iterable[object],
         extra: Mapping[str, Any],
     ) -> None:
-        normalised = to_chunks(chunks)
+        normalised = to_docs(chunks)
         span = self._child(name)
         try:
             attributes = document_attributes(span, normalised, prefix)
@@ -223,10 +223,11 @@ class rag_span:  # lower case: it reads as a function, ``with rag_span(q) as rag
     def __enter__(self) -> RagSpan:
         try:
             span = _setup.tracer().start_span(attr.SPAN_REQUEST)
-            span.set_attributes(_label_attributes(self._labels))
-            span.set_attribute(attr.FAITHMON_ROLE, attr.ROLE_REQUEST)
-            span.set_attribute(attr.INPUT_VALUE, self._question)
-            span.set_attribute(attr.OI_SPAN_KIND, attr.OI_KIND_CHAIN)
+            attributes = _label_attributes(self._labels)
+            attributes[attr.FAITHMON_ROLE] = attr.ROLE_REQUEST
+            attributes[attr.INPUT_VALUE] = self._question
+            attributes[attr.OI_SPAN_KIND] = attr.OI_KIND_CHAIN
+            span.set_attributes(attributes)
             self._rag = RagSpan(span, self._question)
             ctx = context.set_value(_RAG_KEY, self._rag, trace.set_span_in_context(span))
             self._token = context.attach(ctx)
