@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -131,6 +132,14 @@ def run(
 ) -> None:
     """Run each (job, interval seconds) on its schedule until interrupted."""
     scheduler = scheduler or BlockingScheduler(timezone=UTC)
+
+    def stop(signum: int, frame: object) -> None:
+        # SIGTERM (docker stop, Kubernetes) ends the schedule; a job that is
+        # running finishes its current record, whose lease protects the rest.
+        logger.info("faithmon: worker stopping on signal %d", signum)
+        scheduler.shutdown(wait=False)
+
+    signal.signal(signal.SIGTERM, stop)
     for job, interval in jobs:
         scheduler.add_job(
             _logged(job),

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from faithmon import drift
+from faithmon import drift, runtime
 from faithmon.alerts import ListSink
+from faithmon.config import Settings
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Judgement, RagRecord
 from faithmon.store import repo
@@ -103,3 +110,32 @@ def test_check_drift_waits_for_a_baseline(sessions: sessionmaker[Session]) -> No
     config = drift.DriftConfig(dimensions=("route",), baseline_records=50, baseline_days=0)
     result = check_drift(sessions, OfflineJudge().name, config)
     assert not result.baseline_ready and result.changed == ()
+
+
+def test_scheduled_worker_scores_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """`faithmon worker` scores on its schedule and exits cleanly on SIGTERM."""
+    url = f"sqlite:///{tmp_path}/worker.db"
+    settings = Settings.from_env({}, database_url=url)
+    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+        repo.save_records(session, [record(n, CONTEXT) for n in range(3)])
+    env = {**os.environ, "FAITHMON_DATABASE_URL": url, "FAITHMON_WORKER_SCORE_INTERVAL": "0.2"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "faithmon", "worker"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        scored = 0
+        while time.monotonic() < deadline and scored < 3 and process.poll() is None:
+            with runtime.open_store(settings, upgrade=False) as sessions, sessions() as session:
+                scored = repo.counts_by_status(session).get("scored", 0)
+            if scored < 3:
+                time.sleep(0.1)
+        assert scored == 3
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+        assert process.returncode == 0, stderr
+        assert "worker stopping on signal" in stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()

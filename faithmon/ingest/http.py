@@ -56,13 +56,27 @@ def _inflate(body: bytes, encoding: str, limit: int) -> bytes:
         inflater = zlib.decompressobj()
     else:
         raise DecodeError(f"unsupported Content-Encoding {encoding!r}")
+    parts: list[bytes] = []
+    size = 0
     try:
-        out = inflater.decompress(body, limit + 1)
+        while True:
+            part = inflater.decompress(body, limit + 1 - size)
+            size += len(part)
+            if size > limit:
+                raise BodyTooLarge
+            parts.append(part)
+            if inflater.unconsumed_tail:
+                raise BodyTooLarge  # output capped before the input ran out
+            if not inflater.eof:
+                raise DecodeError(f"truncated {encoding} body")
+            body = inflater.unused_data
+            if not body or encoding != "gzip":
+                break
+            # RFC 1952: a gzip body may hold several members, one after another.
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     except zlib.error as exc:
         raise DecodeError(f"bad {encoding} body: {exc}") from None
-    if len(out) > limit:
-        raise BodyTooLarge
-    return out
+    return b"".join(parts)
 
 
 def _protobuf(body: bytes, status_code: int = 200) -> Response:

@@ -52,7 +52,9 @@ class Pipeline:
         self._backlog: deque[RagRecord] = deque()
         self._max_backlog = max_backlog
         self._lock = threading.Lock()
-        self._save_lock = threading.Lock()
+        # Held while traces are taken and saved, so flush_all() returns only once
+        # a background tick that took traces before it has saved them too.
+        self._process_lock = threading.Lock()
         self.stats: Counter[str] = Counter()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -67,19 +69,21 @@ class Pipeline:
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         with self._lock:
             self._assembler.add(spans)
-        self.stats["spans"] += len(spans)
+            self.stats["spans"] += len(spans)
 
     def tick(self) -> int:
         """Build and save the records of complete traces; returns records saved."""
-        with self._lock:
-            traces = self._assembler.pop_ready()
-        return self._process(traces)
+        with self._process_lock:
+            with self._lock:
+                traces = self._assembler.pop_ready()
+            return self._process(traces)
 
     def flush_all(self) -> int:
         """Build and save every buffered trace now (shutdown, the demo, tests)."""
-        with self._lock:
-            traces = self._assembler.pop_all()
-        return self._process(traces)
+        with self._process_lock:
+            with self._lock:
+                traces = self._assembler.pop_all()
+            return self._process(traces)
 
     def _build(self, spans: list[IngestSpan]) -> RagRecord | None:
         record = extract(spans)
@@ -145,26 +149,25 @@ class Pipeline:
                 continue
             if record is not None:
                 records.append(record)
-        with self._save_lock:
-            self._save_feedback_items(feedback)
-            pending = list(self._backlog) + records
-            if not pending:
-                return 0
-            try:
-                self._save(pending)
-            except Exception as exc:
-                self._backlog = deque(pending[-self._max_backlog :])
-                lost = len(pending) - len(self._backlog)
-                if lost:
-                    self.stats["lost"] += lost
-                    logger.error("faithmon: backlog full, %d records lost", lost)
-                logger.warning(
-                    "faithmon: saving %d records failed (%s); will retry",
-                    len(pending),
-                    type(exc).__name__,
-                )
-                return 0
-            self._backlog.clear()
+        self._save_feedback_items(feedback)
+        pending = list(self._backlog) + records
+        if not pending:
+            return 0
+        try:
+            self._save(pending)
+        except Exception as exc:
+            self._backlog = deque(pending[-self._max_backlog :])
+            lost = len(pending) - len(self._backlog)
+            if lost:
+                self.stats["lost"] += lost
+                logger.error("faithmon: backlog full, %d records lost", lost)
+            logger.warning(
+                "faithmon: saving %d records failed (%s); will retry",
+                len(pending),
+                type(exc).__name__,
+            )
+            return 0
+        self._backlog.clear()
         self.stats["records"] += len(pending)
         return len(pending)
 

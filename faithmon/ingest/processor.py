@@ -9,6 +9,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.trace import StatusCode
 
+from ..errors import SaturatedError
 from .spans import IngestSpan
 
 logger = logging.getLogger(__name__)
@@ -34,15 +35,25 @@ def from_readable(span: ReadableSpan) -> IngestSpan | None:
 
 
 class PipelineSpanProcessor(SpanProcessor):
-    """Hands each ended span to ``sink``; never raises into the instrumented app."""
+    """Hands each ended span to ``sink``; never raises into the instrumented app.
+
+    While the pipeline is saturated (its store is down) spans are dropped and
+    counted; the first drop and every thousandth are logged, not each one.
+    """
 
     def __init__(self, sink: Callable[[Sequence[IngestSpan]], Any]) -> None:
         self._sink = sink
+        self.dropped = 0
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
             converted = from_readable(span)
             if converted is not None:
                 self._sink([converted])
+        except SaturatedError as exc:
+            self.dropped += 1
+            if self.dropped % 1000 == 1:
+                logger.warning("faithmon: %d spans dropped so far: %s", self.dropped, exc)
         except Exception:
+            self.dropped += 1
             logger.exception("faithmon: in-process span capture failed")

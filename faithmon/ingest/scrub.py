@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -25,10 +26,15 @@ _EMAIL = re.compile(
 )
 
 Span = tuple[int, int, str, str]  # start, end, kind, normalised value
+CACHE_ENTRIES = 2048
+CACHE_MAX_TEXT = 8192
 
 
 class PiiScrubber:
-    """Scrub e-mail addresses and phone numbers in every text of a record."""
+    """Scrub e-mail addresses and phone numbers in every text of a record.
+
+    Not thread-safe (its cache): the pipeline calls it under its own lock.
+    """
 
     def __init__(self, key: bytes, phone_region: str = "US") -> None:
         if len(key) < 16:
@@ -36,6 +42,7 @@ class PiiScrubber:
         self._key = key
         self._region = phone_region
         self._detectors: list[Callable[[str], list[Span]]] = [self._emails, self._phones]
+        self._cache: OrderedDict[str, str] = OrderedDict()
 
     def pseudonym(self, kind: str, normalised: str) -> str:
         digest = hmac.new(self._key, f"{kind}:{normalised}".encode(), hashlib.sha256)
@@ -54,8 +61,23 @@ class PiiScrubber:
         return found
 
     def scrub_text(self, text: str) -> str:
+        """The text with every detected value replaced by its pseudonym."""
         if not text:
             return text
+        # Labels and knowledge-base chunks repeat from record to record, and phone
+        # matching is the costliest step of ingest: remember recent results.
+        cached = self._cache.get(text)
+        if cached is not None:
+            self._cache.move_to_end(text)
+            return cached
+        scrubbed = self._scrub(text)
+        if len(text) <= CACHE_MAX_TEXT:
+            self._cache[text] = scrubbed
+            if len(self._cache) > CACHE_ENTRIES:
+                self._cache.popitem(last=False)
+        return scrubbed
+
+    def _scrub(self, text: str) -> str:
         spans = sorted(
             (span for detect in self._detectors for span in detect(text)),
             key=lambda s: (s[0], -s[1]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import faithmon_instrumentation as fm
@@ -168,3 +169,69 @@ def test_openinference_retriever_and_llm_spans_give_a_record(
     )
     assert all(c.id is None and c.score is None for c in record.chunks)
     assert record.labels == {"service": "langchain-app", "model": "gpt-4o"}
+
+
+def test_packed_documents_on_an_apps_default_provider_arrive_whole() -> None:
+    """50 chunks of 4 KB packed into one JSON attribute extract whole, with checks passing."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()  # the SDK's default limits: 128 attributes per span
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    texts = [f"chunk {i} " + "w" * 4090 for i in range(50)]
+    fm.setup(tracer_provider=provider)
+    try:
+        with fm.rag_span("q") as rag:
+            rag.record_retrieval(
+                [{"text": t, "id": f"d{i}", "score": 1 / (i + 1)} for i, t in enumerate(texts)]
+            )
+            rag.record_answer("a")
+    finally:
+        fm.shutdown()
+    record = extract(ingest_spans(exporter))
+    assert record is not None and record.incomplete is None
+    assert [c.text for c in record.chunks] == texts
+    assert [c.id for c in record.chunks] == [f"d{i}" for i in range(50)]
+    assert record.chunks[3].score == 0.25
+
+
+def test_context_beats_rerank_beats_retrieval(span_exporter: InMemorySpanExporter) -> None:
+    """The judged chunks are the explicit context; the retrieved list is kept beside them."""
+    with fm.rag_span("q") as rag:
+        rag.record_retrieval(["a", "b", "c"])
+        rag.record_rerank(["c", "b"])
+        rag.record_context(["c"])
+        rag.record_answer("c", model="m", temperature=0)
+        rag.keep("canary")
+    record = extract(ingest_spans(span_exporter))
+    assert record is not None
+    assert [c.text for c in record.chunks] == ["c"]
+    assert [c.text for c in record.retrieved] == ["a", "b", "c"]
+    assert record.generation == {"temperature": 0}
+    assert record.keep == "canary"
+
+
+def test_cut_or_missing_chunks_make_the_record_incomplete(
+    span_exporter: InMemorySpanExporter,
+) -> None:
+    """Chunks whose text or count no longer match the shim's checks are flagged, not judged."""
+    with fm.rag_span("q") as rag:
+        rag.record_retrieval(["Order A17 shipped on 3 March.", "Second chunk."])
+        rag.record_answer("a")
+    spans = ingest_spans(span_exporter)
+
+    def tamper(span: IngestSpan, drop: str | None = None, cut: str | None = None) -> IngestSpan:
+        attributes = dict(span.attributes)
+        if drop:
+            del attributes[drop]
+        if cut:
+            attributes[cut] = str(attributes[cut])[:10]
+        return replace(span, attributes=attributes)
+
+    key = "retrieval.documents.0.document.content"
+    retrieval = next(s for s in spans if s.name == "rag.retrieve")
+    others = [s for s in spans if s is not retrieval]
+    cut = extract([*others, tamper(retrieval, cut=key)])
+    assert cut is not None and cut.incomplete == "1 of 2 chunks arrived cut or altered"
+    dropped = extract([*others, tamper(retrieval, drop=key)])
+    assert dropped is not None and dropped.incomplete == "1 of 2 chunks arrived"
+    whole = extract(spans)
+    assert whole is not None and whole.incomplete is None

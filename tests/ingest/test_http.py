@@ -147,3 +147,23 @@ def test_database_down_gets_503_and_loses_nothing(
     assert post(receiver, rag_body("second"), {"Content-Type": PROTOBUF})[0] == 200
     pipeline.flush_all()
     assert [r.question for r in store.records] == ["first", "second"]
+
+
+def test_truncated_gzip_gets_400(receiver: str) -> None:
+    """A gzip body cut before its end is bad data, not an empty export."""
+    body = gzip.compress(rag_body())
+    status, body_out, _ = post(
+        receiver, body[:-12], {"Content-Type": PROTOBUF, "Content-Encoding": "gzip"}
+    )
+    assert status == 400
+    assert "truncated gzip body" in status_pb2.Status.FromString(body_out).message
+
+
+def test_every_gzip_member_is_read(receiver: str, pipeline: Pipeline, store: FlakyStore) -> None:
+    """A body of two gzip members decodes as their concatenation (RFC 1952)."""
+    first, second = rag_body("one"), rag_body("two")
+    body = gzip.compress(first) + gzip.compress(second)
+    status, _, _ = post(receiver, body, {"Content-Type": PROTOBUF, "Content-Encoding": "gzip"})
+    assert status == 200
+    pipeline.flush_all()
+    assert sorted(r.question for r in store.records) == ["one", "two"]
