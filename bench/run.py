@@ -43,9 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import faithmon_instrumentation as fm
 import uvicorn
-from faithmon_instrumentation.attributes import document_checks
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -56,6 +54,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+import faithmon_instrumentation as fm
 from faithmon import runtime
 from faithmon.config import Settings
 from faithmon.demo import app as demo
@@ -65,6 +64,7 @@ from faithmon.ingest.processor import PipelineSpanProcessor
 from faithmon.judge import OfflineJudge
 from faithmon.judge import text as judge_text
 from faithmon.store import repo
+from faithmon_instrumentation.attributes import document_checks
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 SERVICE = "northwind-help"

@@ -8,8 +8,9 @@ import time
 from dataclasses import replace
 from typing import TextIO
 
-import faithmon_instrumentation as fm
 from sqlalchemy.orm import Session, sessionmaker
+
+import faithmon_instrumentation as fm
 
 from .. import drift, runtime
 from .. import worker as jobs

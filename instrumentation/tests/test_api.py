@@ -11,10 +11,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 
-import faithmon_instrumentation as fm
 import pytest
-from faithmon_instrumentation import _log
-from faithmon_instrumentation import attributes as attr
 from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import (
     SimpleSpanProcessor,
@@ -23,6 +20,10 @@ from opentelemetry.sdk.trace.export import (
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+
+import faithmon_instrumentation as fm
+from faithmon_instrumentation import _log
+from faithmon_instrumentation import attributes as attr
 
 
 @pytest.fixture(autouse=True)

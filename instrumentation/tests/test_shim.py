@@ -14,10 +14,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import faithmon_instrumentation as fm
 import pytest
-from faithmon_instrumentation import _log
-from faithmon_instrumentation import attributes as attr
 from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -27,6 +24,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+
+import faithmon_instrumentation as fm
+from faithmon_instrumentation import _log
+from faithmon_instrumentation import attributes as attr
 
 
 @pytest.fixture(autouse=True)

@@ -3,90 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-import faithmon_instrumentation as fm
 import pytest
+
+import faithmon_instrumentation as fm
+from tests.e2e.helpers import faithmon
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
 EMAIL = "jane.doe@example.com"
-
-
-def faithmon(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "faithmon", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until_healthy(url: str, process: subprocess.Popen[str], deadline_s: float = 60) -> None:
-    """Poll /healthz until the server answers, failing fast if it died."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"faithmon serve exited: {process.communicate()[1]}")
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError("faithmon serve did not become healthy")
-
-
-@pytest.fixture
-def env(database_url: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "FAITHMON_DATABASE_URL": database_url,
-        "FAITHMON_SCRUB_KEY": "e2e-test-key-0123456789",
-        "FAITHMON_ASSEMBLY_QUIET_SECONDS": "0.2",
-        "FAITHMON_DRIFT_DIMENSIONS": "route,model",
-        "FAITHMON_DRIFT_BASELINE_RECORDS": "20",
-        "FAITHMON_DRIFT_BASELINE_DAYS": "0",
-        "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE": "5",
-    }
-
-
-@pytest.fixture
-def server(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    faithmon(env, "db", "upgrade")
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "faithmon", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, process)
-        yield url, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
 
 
 @pytest.fixture

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 
-import faithmon_instrumentation as fm
 import pytest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import faithmon_instrumentation as fm
 from faithmon.ingest.extract import extract
 from faithmon.ingest.processor import from_readable
 from faithmon.ingest.spans import IngestSpan

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-import faithmon_instrumentation as fm
 import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import faithmon_instrumentation as fm
 from faithmon.errors import SaturatedError
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.processor import from_readable
