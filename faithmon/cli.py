@@ -18,9 +18,10 @@ from .alerts import LogSink, to_json
 from .config import Settings
 from .drift import DriftConfig
 from .errors import ConfigError
-from .model import AlertSink, Judge, StoredRecord
+from .model import AlertSink, Judge
 from .store import engine as store_engine
 from .store import repo
+from .views import claim_json, record_json
 
 
 def _settings() -> Settings:
@@ -153,16 +154,7 @@ def _score_line(judge: Judge, item: dict[str, Any]) -> dict[str, Any]:
         **item,
         "faithfulness": judgement.faithfulness,
         "status": judgement.status,
-        "claims": [
-            {
-                "text": c.text,
-                "verdict": c.verdict,
-                "chunk": c.chunk,
-                "quote": c.quote,
-                "critical": c.critical,
-            }
-            for c in judgement.claims
-        ],
+        "claims": [claim_json(c) for c in judgement.claims],
         "judge": judgement.judge,
     }
 
@@ -211,54 +203,6 @@ def db_upgrade(revision: str) -> None:
 @main.group()
 def traces() -> None:
     """Stored RAG records."""
-
-
-def record_json(stored: StoredRecord, judge_name: str | None = None) -> dict[str, Any]:
-    record = stored.record
-    current = [e for e in stored.evaluations if judge_name is None or e.judge == judge_name]
-    latest = current[-1] if current else (stored.evaluations[-1] if stored.evaluations else None)
-    return {
-        "trace_id": record.trace_id,
-        "started_at": record.started_at.isoformat(),
-        "question": record.question,
-        "answer": record.answer,
-        "chunks": [
-            {"id": c.id, "text": c.text, "score": c.score, "metadata": dict(c.metadata)}
-            for c in record.chunks
-        ],
-        "labels": dict(record.labels),
-        "status": stored.status,
-        "sample_reason": record.sample_reason,
-        "keep_reason": record.keep,
-        "incomplete_reason": record.incomplete,
-        "retrieved": [
-            {"id": c.id, "text": c.text, "score": c.score, "metadata": dict(c.metadata)}
-            for c in record.retrieved
-        ],
-        "generation": dict(record.generation),
-        "feedback": [{"value": f.value, "at": f.at.isoformat()} for f in stored.feedback],
-        "faithfulness": latest.faithfulness if latest else None,
-        "evaluations": [
-            {
-                "judge": e.judge,
-                "status": e.status,
-                "faithfulness": e.faithfulness,
-                "lenient": e.lenient,
-                "error": e.error,
-                "claims": [
-                    {
-                        "text": c.text,
-                        "verdict": c.verdict,
-                        "chunk": c.chunk,
-                        "quote": c.quote,
-                        "critical": c.critical,
-                    }
-                    for c in e.claims
-                ],
-            }
-            for e in stored.evaluations
-        ],
-    }
 
 
 @traces.command("list")

@@ -21,15 +21,6 @@ from faithmon.model import Chunk
 
 
 @pytest.fixture
-def span_exporter() -> Iterator[InMemorySpanExporter]:
-    """An in-memory exporter fed by the shim, set up without OTLP export."""
-    exporter = InMemorySpanExporter()
-    fm.setup(service_name="support-bot", processors=[SimpleSpanProcessor(exporter)], export=False)
-    yield exporter
-    fm.shutdown()
-
-
-@pytest.fixture
 def tracer_provider(span_exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
     """A plain SDK provider (as another instrumentation would use) on the same exporter."""
     provider = TracerProvider(resource=Resource.create({"service.name": "langchain-app"}))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import faithmon_instrumentation as fm
@@ -45,15 +44,6 @@ class ReasonSampler:
 
 def broken_scrubber(record: RagRecord) -> RagRecord:
     raise RuntimeError("scrubber bug")
-
-
-@pytest.fixture
-def span_exporter() -> Iterator[InMemorySpanExporter]:
-    """An in-memory exporter fed by the shim, set up without OTLP export."""
-    exporter = InMemorySpanExporter()
-    fm.setup(service_name="support-bot", processors=[SimpleSpanProcessor(exporter)], export=False)
-    yield exporter
-    fm.shutdown()
 
 
 @pytest.fixture
