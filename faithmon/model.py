@@ -39,6 +39,10 @@ class RagRecord:
     keep: str | None = None
     incomplete: str | None = None
     """Why the evidence cannot be trusted whole (cut or dropped chunks); never scored then."""
+    convention: str = ""
+    """Which tracing conventions the record was read from, e.g. ``openinference``."""
+    late: bool = False
+    """Rebuilt after late spans: it replaces the stored record unless that was scored."""
 
 
 @dataclass(frozen=True, slots=True)

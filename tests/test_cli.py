@@ -91,7 +91,7 @@ def test_db_upgrade_reports_the_revision(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("FAITHMON_DATABASE_URL", f"sqlite:///{tmp_path}/x.db")
     result = CliRunner().invoke(main, ["db", "upgrade"])
     assert result.exit_code == 0, result.output
-    assert "schema at revision 0002" in result.stdout
+    assert "schema at revision 0003" in result.stdout
 
 
 def test_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

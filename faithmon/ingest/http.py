@@ -1,21 +1,24 @@
-"""OTLP/HTTP receiver (Starlette): ``POST /v1/traces`` into the pipeline.
+"""OTLP/HTTP receiver (Starlette): ``POST /v1/traces`` and ``/v1/logs`` into the pipeline.
 
-Replies follow the OTLP/HTTP specification: 200 with an
-ExportTraceServiceResponse (``partial_success`` when spans were rejected), 400
-with a google.rpc.Status for a body that cannot be decoded, 413 for a body over
-the limit (checked after decompression, without inflating past it), 415 for an
-unknown content type, and 503 with Retry-After while the pipeline cannot keep
-up, so exporters retry instead of dropping spans.
+Replies follow the OTLP/HTTP specification, in the request's own encoding
+(protobuf or JSON): 200 with an Export*ServiceResponse (``partial_success``
+when items were rejected), 400 with a google.rpc.Status for a body that cannot
+be decoded, 413 for a body over the limit (checked after decompression, without
+inflating past it), 415 for an unknown content type, and 503 with Retry-After
+while the pipeline cannot take more, so exporters retry instead of dropping.
+Decoding runs in a worker thread so a large body does not stall the event loop.
 """
 
 from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -27,6 +30,7 @@ from .pipeline import Pipeline
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = "5"
+_CONTENT_TYPES = (otlp.PROTOBUF, otlp.JSON)
 
 
 class BodyTooLarge(Exception):
@@ -79,8 +83,57 @@ def _inflate(body: bytes, encoding: str, limit: int) -> bytes:
     return b"".join(parts)
 
 
-def _protobuf(body: bytes, status_code: int = 200) -> Response:
-    return Response(body, status_code=status_code, media_type=otlp.PROTOBUF)
+Decode = Callable[[bytes, str], tuple[Sequence[Any], int]]
+
+
+def _export_endpoint(
+    pipeline: Pipeline, max_body_bytes: int, decode: Decode, logs: bool
+) -> Callable[[Request], Any]:
+    noun = "log records" if logs else "spans"
+
+    async def endpoint(request: Request) -> Response:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type not in _CONTENT_TYPES:
+            return Response(
+                f"unsupported content type {content_type!r}; send {' or '.join(_CONTENT_TYPES)}",
+                status_code=415,
+            )
+        if pipeline.saturated:
+            return _unavailable("the pipeline is saturated")
+        encoding = request.headers.get("content-encoding", "").strip().lower()
+        try:
+            raw = await _read_body(request, max_body_bytes)
+
+            def decode_body() -> tuple[Sequence[Any], int]:
+                return decode(_inflate(raw, encoding, max_body_bytes), content_type)
+
+            items, rejected = await run_in_threadpool(decode_body)
+        except BodyTooLarge:
+            body = otlp.status_body("request body too large", content_type)
+            return Response(body, status_code=413, media_type=content_type)
+        except DecodeError as exc:
+            logger.info("faithmon: rejected an OTLP body: %s", exc)
+            return Response(otlp.status_body(str(exc), content_type), 400, media_type=content_type)
+        try:
+            pipeline.submit(items)
+        except SaturatedError as exc:
+            return _unavailable(str(exc))
+        message = f"{rejected} {noun} without valid trace or span ids" if rejected else ""
+        return Response(
+            otlp.export_response(rejected, message, content_type, logs=logs),
+            media_type=content_type,
+        )
+
+    return endpoint
+
+
+def _unavailable(reason: str) -> Response:
+    logger.warning("faithmon: answering 503: %s", reason)
+    return Response(
+        "faithmon is saturated; retry later",
+        status_code=503,
+        headers={"Retry-After": RETRY_AFTER_SECONDS},
+    )
 
 
 def create_app(
@@ -101,34 +154,6 @@ def create_app(
             if run_pipeline:
                 pipeline.stop()
 
-    async def traces(request: Request) -> Response:
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != otlp.PROTOBUF:
-            return Response(
-                f"unsupported content type {content_type!r}; send {otlp.PROTOBUF}",
-                status_code=415,
-            )
-        try:
-            raw = await _read_body(request, max_body_bytes)
-            encoding = request.headers.get("content-encoding", "").strip().lower()
-            spans, rejected = otlp.decode_traces(_inflate(raw, encoding, max_body_bytes))
-        except BodyTooLarge:
-            return _protobuf(otlp.status_body("request body too large"), 413)
-        except DecodeError as exc:
-            logger.info("faithmon: rejected an OTLP body: %s", exc)
-            return _protobuf(otlp.status_body(str(exc)), 400)
-        try:
-            pipeline.submit(spans)
-        except SaturatedError as exc:
-            logger.warning("faithmon: answering 503: %s", exc)
-            return Response(
-                "faithmon is saturated; retry later",
-                status_code=503,
-                headers={"Retry-After": RETRY_AFTER_SECONDS},
-            )
-        message = f"{rejected} spans without valid trace or span ids" if rejected else ""
-        return _protobuf(otlp.export_response(rejected, message))
-
     async def healthz(request: Request) -> Response:
         if pipeline.saturated:
             return JSONResponse({"status": "saturated"}, status_code=503)
@@ -137,7 +162,16 @@ def create_app(
     return Starlette(
         lifespan=lifespan,
         routes=[
-            Route("/v1/traces", traces, methods=["POST"]),
+            Route(
+                "/v1/traces",
+                _export_endpoint(pipeline, max_body_bytes, otlp.decode_traces, logs=False),
+                methods=["POST"],
+            ),
+            Route(
+                "/v1/logs",
+                _export_endpoint(pipeline, max_body_bytes, otlp.decode_logs, logs=True),
+                methods=["POST"],
+            ),
             Route("/healthz", healthz, methods=["GET"]),
         ],
     )

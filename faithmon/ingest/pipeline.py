@@ -19,9 +19,9 @@ from dataclasses import replace
 
 from ..errors import SaturatedError
 from ..model import Feedback, RagRecord, Sampler, SaveFeedbackFn, SaveFn, Scrubber
-from .assemble import TraceAssembler
+from .assemble import Assembled, TraceAssembler
 from .extract import extract, extract_feedback
-from .spans import IngestSpan
+from .spans import TraceItem
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,7 @@ class Pipeline:
         max_backlog: int = 10_000,
         clock: Callable[[], int] | None = None,
         save_feedback: SaveFeedbackFn | None = None,
+        max_items: int = 500_000,
     ) -> None:
         self._save = save
         self._save_feedback = save_feedback
@@ -51,6 +52,7 @@ class Pipeline:
         )
         self._backlog: deque[RagRecord] = deque()
         self._max_backlog = max_backlog
+        self._max_items = max_items
         self._lock = threading.Lock()
         # Held while traces are taken and saved, so flush_all() returns only once
         # a background tick that took traces before it has saved them too.
@@ -61,15 +63,28 @@ class Pipeline:
 
     @property
     def saturated(self) -> bool:
-        return bool(self._backlog or self._feedback_backlog)
+        """True while the store is failing or the buffered spans reach their bound."""
+        return bool(
+            self._backlog
+            or self._feedback_backlog
+            or self._assembler.items_in_flight >= self._max_items
+        )
 
-    def submit(self, spans: Sequence[IngestSpan]) -> None:
-        """Buffer spans for assembly; raises SaturatedError while saving is failing."""
-        if self.saturated:
+    def submit(self, items: Sequence[TraceItem]) -> None:
+        """Buffer spans and log records for assembly.
+
+        Raises SaturatedError while saving is failing or when the items would
+        take the buffer past its bound, so the receiver can answer 503.
+        """
+        if self._backlog or self._feedback_backlog:
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         with self._lock:
-            self._assembler.add(spans)
-            self.stats["spans"] += len(spans)
+            if self._assembler.items_in_flight + len(items) > self._max_items:
+                raise SaturatedError(
+                    f"{self._assembler.items_in_flight} spans already wait for assembly"
+                )
+            self._assembler.add(items)
+            self.stats["spans"] += len(items)
 
     def tick(self) -> int:
         """Build and save the records of complete traces; returns records saved."""
@@ -85,11 +100,16 @@ class Pipeline:
                 traces = self._assembler.pop_all()
             return self._process(traces)
 
-    def _build(self, spans: list[IngestSpan]) -> RagRecord | None:
-        record = extract(spans)
+    def _build(self, assembled: Assembled) -> RagRecord | None:
+        record = extract(assembled.items)
         if record is None:
             self.stats["not_rag"] += 1
             return None
+        if assembled.incomplete and not record.incomplete:
+            record = replace(record, incomplete=assembled.incomplete)
+        if assembled.reopened:
+            self.stats["late_rebuilt"] += 1
+            record = replace(record, late=True)
         decision = self._sampler.keep(record)
         if not decision.keep:
             self.stats[decision.reason] += 1
@@ -103,7 +123,7 @@ class Pipeline:
             return None
         return replace(scrubbed, sample_reason=decision.reason)
 
-    def _feedback(self, spans: list[IngestSpan]) -> list[Feedback]:
+    def _feedback(self, spans: list[TraceItem]) -> list[Feedback]:
         items = extract_feedback(spans)
         scrub_text = getattr(self._scrubber, "scrub_text", None)
         kept = []
@@ -132,19 +152,20 @@ class Pipeline:
         self._feedback_backlog = []
         self.stats["feedback"] += len(pending)
 
-    def _process(self, traces: list[list[IngestSpan]]) -> int:
+    def _process(self, traces: list[Assembled]) -> int:
         records = []
         feedback: list[Feedback] = []
-        for spans in traces:
+        for assembled in traces:
+            size = len(assembled.items)
             try:
-                feedback.extend(self._feedback(spans))
+                feedback.extend(self._feedback(assembled.items))
             except Exception:
-                logger.exception("faithmon: could not read feedback from %d spans", len(spans))
+                logger.exception("faithmon: could not read feedback from %d spans", size)
                 self.stats["malformed"] += 1
             try:
-                record = self._build(spans)
+                record = self._build(assembled)
             except Exception:
-                logger.exception("faithmon: could not build a record from %d spans", len(spans))
+                logger.exception("faithmon: could not build a record from %d spans", size)
                 self.stats["malformed"] += 1
                 continue
             if record is not None:

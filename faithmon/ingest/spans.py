@@ -1,10 +1,19 @@
-"""The span shape ingest works on, whatever transport delivered it."""
+"""The shapes ingest works on, whatever transport delivered them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class IngestEvent:
+    """A span event (OpenLLMetry puts vector-database hits in ``db.query.result`` events)."""
+
+    name: str
+    time_ns: int
+    attributes: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,3 +30,21 @@ class IngestSpan:
     resource: Mapping[str, Any] = field(default_factory=dict)
     error: bool = False
     dropped_attributes: int = 0
+    events: tuple[IngestEvent, ...] = ()
+    dropped_events: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IngestLog:
+    """A log record joined to a trace: older GenAI instrumentations put message
+    content in log events (``gen_ai.user.message``, ``gen_ai.choice``)."""
+
+    trace_id: str
+    span_id: str | None
+    event_name: str
+    time_ns: int
+    body: Any
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+
+TraceItem = IngestSpan | IngestLog

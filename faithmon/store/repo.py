@@ -57,32 +57,54 @@ def _chunk_json(chunk: Chunk) -> dict[str, Any]:
     return {"id": chunk.id, "text": chunk.text, "score": chunk.score, "metadata": chunk.metadata}
 
 
+def _record_row(record: RagRecord, now: datetime) -> dict[str, Any]:
+    return {
+        "trace_id": record.trace_id,
+        "started_at": record.started_at,
+        "ingested_at": now,
+        "question": record.question,
+        "answer": record.answer,
+        "chunks": [_chunk_json(c) for c in record.chunks],
+        "labels": dict(record.labels),
+        "status": initial_status(record),
+        "sample_reason": record.sample_reason,
+        "retrieved": [_chunk_json(c) for c in record.retrieved] or None,
+        "generation": dict(record.generation) or None,
+        "keep_reason": record.keep,
+        "incomplete_reason": record.incomplete,
+        "convention": record.convention or None,
+    }
+
+
+# A record rebuilt from late spans replaces one that no judge has seen yet.
+REPLACEABLE = (PENDING, NO_CONTEXT, INCOMPLETE_EVIDENCE)
+
+
 def save_records(session: Session, records: Sequence[RagRecord]) -> int:
-    """Insert records; a trace id already stored is left as it is. Returns rows inserted."""
+    """Insert records; returns rows written.
+
+    A trace id already stored is left as it is, except by a record rebuilt
+    from late spans (``late``), which replaces it while it is not yet scored.
+    """
     if not records:
         return 0
     now = _now()
-    rows = [
-        {
-            "trace_id": r.trace_id,
-            "started_at": r.started_at,
-            "ingested_at": now,
-            "question": r.question,
-            "answer": r.answer,
-            "chunks": [_chunk_json(c) for c in r.chunks],
-            "labels": dict(r.labels),
-            "status": initial_status(r),
-            "sample_reason": r.sample_reason,
-            "retrieved": [_chunk_json(c) for c in r.retrieved] or None,
-            "generation": dict(r.generation) or None,
-            "keep_reason": r.keep,
-            "incomplete_reason": r.incomplete,
-        }
-        for r in records
-    ]
-    statement = _insert(session, RecordRow).on_conflict_do_nothing(index_elements=["trace_id"])
-    result = session.execute(statement.returning(RecordRow.id), rows)
-    return len(result.all())
+    fresh = [_record_row(r, now) for r in records if not r.late]
+    late = [_record_row(r, now) for r in records if r.late]
+    written = 0
+    if fresh:
+        statement = _insert(session, RecordRow).on_conflict_do_nothing(index_elements=["trace_id"])
+        written += len(session.execute(statement.returning(RecordRow.id), fresh).all())
+    for row in late:
+        statement = _insert(session, RecordRow).values(row)
+        replace_columns = {k: statement.excluded[k] for k in row if k not in ("trace_id",)}
+        statement = statement.on_conflict_do_update(
+            index_elements=["trace_id"],
+            set_=replace_columns,
+            where=RecordRow.status.in_(REPLACEABLE),
+        )
+        written += len(session.execute(statement.returning(RecordRow.id)).all())
+    return written
 
 
 def _to_chunks(items: list[dict[str, Any]] | None) -> tuple[Chunk, ...]:
@@ -111,6 +133,7 @@ def _to_record(row: RecordRow) -> RagRecord:
         generation=dict(row.generation or {}),
         keep=row.keep_reason,
         incomplete=row.incomplete_reason,
+        convention=row.convention or "",
     )
 
 

@@ -72,6 +72,7 @@ class RecordRow(Base):
     generation: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
     keep_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
     incomplete_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    convention: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
     __table_args__ = (Index("ix_records_status_id", "status", "id"),)
 

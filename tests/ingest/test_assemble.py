@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from faithmon.ingest.assemble import TraceAssembler
+from faithmon.ingest.assemble import EVICTED, Assembled, TraceAssembler
 from faithmon.ingest.spans import IngestSpan
 
 SECOND = 1_000_000_000
@@ -46,8 +46,8 @@ def span(trace: int, span: int, parent: int | None = None) -> IngestSpan:
     )
 
 
-def ids(traces: list[list[IngestSpan]]) -> list[list[str]]:
-    return [[s.span_id[-2:] for s in spans] for spans in traces]
+def ids(traces: list[Assembled]) -> list[list[str]]:
+    return [[s.span_id[-2:] for s in trace.items] for trace in traces]
 
 
 def test_trace_is_ready_after_root_and_quiet_period(
@@ -118,8 +118,9 @@ def test_overflow_evicts_the_oldest_trace(assembler: TraceAssembler, clock: Fake
     assert len(assembler) == 3
     assert assembler.evicted_total == 1
     ready = assembler.pop_ready()
-    assert [[s.trace_id for s in spans] for spans in ready] == [[f"{1:032x}"] * 2]
+    assert [[s.trace_id for s in trace.items] for trace in ready] == [[f"{1:032x}"] * 2]
     assert ids(ready) == [["0a", "0b"]]
+    assert ready[0].incomplete == EVICTED
     assert len(assembler) == 3
 
 
@@ -130,8 +131,24 @@ def test_pop_all_releases_everything(assembler: TraceAssembler, clock: FakeClock
 
     everything = assembler.pop_all()
 
-    assert sorted(spans[0].trace_id for spans in everything) == [f"{t:032x}" for t in (1, 2, 3, 4)]
+    assert sorted(trace.items[0].trace_id for trace in everything) == [
+        f"{t:032x}" for t in (1, 2, 3, 4)
+    ]
     assert len(assembler) == 0
     assert assembler.pop_all() == []
     clock.advance(60)
     assert assembler.pop_ready() == []
+
+
+def test_late_spans_reopen_a_released_trace(assembler: TraceAssembler, clock: FakeClock) -> None:
+    """A span arriving after its trace was released brings the trace back whole."""
+    assembler.add([span(1, 1), span(1, 2, parent=1)])
+    clock.advance(2)
+    [first] = assembler.pop_ready()
+    assert not first.reopened
+    assembler.add([span(1, 3, parent=1)])
+    assert assembler.items_in_flight == 3
+    clock.advance(2)
+    [again] = assembler.pop_ready()
+    assert again.reopened and ids([again]) == [["01", "02", "03"]]
+    assert assembler.items_in_flight == 0

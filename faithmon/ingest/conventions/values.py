@@ -1,0 +1,168 @@
+"""Helpers shared by the convention readers: text, JSON, documents, evidence checks."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from faithmon_instrumentation import attributes as attr
+
+from ...model import Chunk
+from ..spans import IngestSpan
+
+QUESTION_KEYS = ("question", "query", "input", "user_input", "query_str", "prompt")
+ANSWER_KEYS = ("answer", "output", "result", "response", "text", "content")
+
+
+class Unparseable(ValueError):
+    """Chunk JSON that does not parse: the evidence cannot be read."""
+
+
+def text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def loads(value: Any) -> Any:
+    """A JSON string decoded, a structured value as it is; None for absent or bad JSON."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def pick(value: Any, keys: Sequence[str]) -> str | None:
+    """A string, or the first string under one of ``keys`` in a (nested) mapping."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, Mapping):
+        for key in keys:
+            found = value.get(key)
+            if isinstance(found, str) and found.strip():
+                return found
+        for nested in ("inputs", "outputs", "kwargs"):
+            if isinstance(value.get(nested), Mapping):
+                found_nested = pick(value[nested], keys)
+                if found_nested:
+                    return found_nested
+    return None
+
+
+def metadata(raw: Any) -> Mapping[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        loaded = loads(raw)
+        return loaded if isinstance(loaded, dict) else {"raw": raw}
+    return {}
+
+
+def chunk(position: int, doc: Mapping[str, Any]) -> Chunk | None:
+    content = doc.get("content", doc.get("text", doc.get("page_content", doc.get("document"))))
+    if not isinstance(content, str):
+        return None
+    score = doc.get("score")
+    return Chunk(
+        position=position,
+        text=content,
+        id=None if doc.get("id") is None else str(doc["id"]),
+        score=float(score)
+        if isinstance(score, int | float) and not isinstance(score, bool)
+        else None,
+        metadata=metadata(doc.get("metadata")),
+    )
+
+
+def chunks(docs: Iterable[Mapping[str, Any]]) -> tuple[Chunk, ...]:
+    built = (chunk(i, doc) for i, doc in enumerate(docs))
+    return tuple(c for c in built if c is not None)
+
+
+def json_documents(value: Any, key: str = "documents") -> tuple[Chunk, ...]:
+    """Chunks from a JSON list (or a mapping holding one under ``key``); raises Unparseable."""
+    loaded = loads(value)
+    if loaded is None and value is not None:
+        raise Unparseable("chunk JSON does not parse")
+    if isinstance(loaded, Mapping):
+        loaded = loaded.get(key)
+    if not isinstance(loaded, list):
+        raise Unparseable("chunk JSON is not a list")
+    return chunks(d for d in loaded if isinstance(d, Mapping))
+
+
+_FLAT = re.compile(r"^(?P<prefix>[\w.]+?)\.(?P<index>\d+)\.document\.(?P<field>\w+)$")
+
+
+def flattened_documents(span: IngestSpan, prefix: str) -> tuple[Chunk, ...] | None:
+    """Chunks from OpenInference's ``<prefix>.<i>.document.<field>`` keys; None if none."""
+    fields: dict[int, dict[str, Any]] = {}
+    for key, value in span.attributes.items():
+        if not key.startswith(prefix):
+            continue
+        match = _FLAT.match(key)
+        if match and match.group("prefix") == prefix:
+            fields.setdefault(int(match.group("index")), {})[match.group("field")] = value
+    if not fields:
+        return None
+    return chunks(fields[i] for i in sorted(fields))
+
+
+def evidence_problem(span: IngestSpan, documents: Sequence[Chunk]) -> str | None:
+    """Why this span's chunks cannot be trusted whole, or None."""
+    if span.dropped_attributes:
+        return f"span {span.name!r} dropped {span.dropped_attributes} attributes"
+    expected_count = span.attributes.get(attr.DOCUMENT_COUNT)
+    if isinstance(expected_count, int) and expected_count != len(documents):
+        return f"{len(documents)} of {expected_count} chunks arrived"
+    checks = span.attributes.get(attr.DOCUMENT_CHECKS)
+    if isinstance(checks, str):
+        actual = attr.document_checks([c.text for c in documents])
+        if checks != actual:
+            pairs = zip(checks.split(","), actual.split(","), strict=False)
+            cut = sum(a != b for a, b in pairs)
+            return f"{cut or 'some'} of {len(documents)} chunks arrived cut or altered"
+    return None
+
+
+def messages_text(value: Any, role: str) -> str | None:
+    """The text of the last ``role`` message in GenAI-style messages (parts or content)."""
+    loaded = loads(value)
+    if not isinstance(loaded, list):
+        return None
+    for message in reversed(loaded):
+        if not isinstance(message, Mapping) or message.get("role", role) != role:
+            continue
+        content = message.get("content")
+        if isinstance(content, str) and content.strip():
+            return content
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            texts = [
+                str(p.get("content"))
+                for p in parts
+                if isinstance(p, Mapping) and p.get("type") == "text" and p.get("content")
+            ]
+            if texts:
+                return "".join(texts)
+    return None
+
+
+def indexed_messages(span: IngestSpan, prefix: str, role: str | None) -> str | None:
+    """The last ``<prefix>.<i>.content`` (optionally of ``role``) in flattened keys."""
+    found: dict[int, dict[str, Any]] = {}
+    pattern = re.compile(rf"^{re.escape(prefix)}\.(\d+)\.(?:message\.)?(content|role)$")
+    for key, value in span.attributes.items():
+        match = pattern.match(key)
+        if match:
+            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    for index in sorted(found, reverse=True):
+        message = found[index]
+        if role is not None and message.get("role", role) != role:
+            continue
+        content = text(message.get("content"))
+        if content:
+            return content
+    return None
