@@ -65,11 +65,15 @@ def demo(count: int, seed: int) -> None:
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=4318, show_default=True, help="Port (OTLP/HTTP is 4318).")
-def serve(host: str, port: int) -> None:
-    """Receive OTLP/HTTP traces on POST /v1/traces and store RAG records."""
+@click.option("--port", default=4318, show_default=True, help="OTLP/HTTP port.")
+@click.option(
+    "--grpc-port", default=4317, show_default=True, help="OTLP/gRPC port; 0 turns gRPC off."
+)
+def serve(host: str, port: int, grpc_port: int) -> None:
+    """Receive OTLP traces and logs (HTTP and gRPC) and store RAG records."""
     import uvicorn
 
+    from .ingest import grpc_server
     from .ingest.http import create_app
 
     settings = _settings()
@@ -80,7 +84,16 @@ def serve(host: str, port: int) -> None:
             runtime.make_save(sessions),
             save_feedback=runtime.make_save_feedback(sessions),
         )
-        app = create_app(pipeline, settings.max_body_bytes, run_pipeline=True)
+        stop_grpc = None
+        if grpc_port:
+            server, _ = grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)
+
+            def stop_grpc() -> None:
+                server.stop(grace=5).wait()
+
+        app = create_app(
+            pipeline, settings.max_body_bytes, run_pipeline=True, before_stop=stop_grpc
+        )
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
         uvicorn.run(app, host=host, port=port, log_level="warning")
 

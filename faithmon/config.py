@@ -62,6 +62,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Traces buffered for assembly; past it the oldest are flushed early",
     ),
     Setting(
+        "FAITHMON_MAX_SPANS_IN_FLIGHT",
+        "max_spans_in_flight",
+        "500000",
+        "Spans and log records buffered for assembly; past it the receiver answers 503",
+    ),
+    Setting(
         "FAITHMON_MAX_BODY_BYTES",
         "max_body_bytes",
         str(64 * 1024 * 1024),
@@ -188,6 +194,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "judge": _judge,
     "assembly_quiet_seconds": _non_negative_float,
     "max_traces_in_flight": _positive_int,
+    "max_spans_in_flight": _positive_int,
     "max_body_bytes": _positive_int,
     "score_interval": _positive_float,
     "drift_interval": _positive_float,
@@ -212,6 +219,7 @@ class Settings:
     judge: str
     assembly_quiet_seconds: float
     max_traces_in_flight: int
+    max_spans_in_flight: int
     max_body_bytes: int
     score_interval: float
     drift_interval: float

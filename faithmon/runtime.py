@@ -77,6 +77,7 @@ def make_pipeline(
         scrubber=PiiScrubber(scrub_key(settings), settings.scrub_phone_region),
         quiet_seconds=settings.assembly_quiet_seconds if quiet_seconds is None else quiet_seconds,
         max_traces=settings.max_traces_in_flight,
+        max_items=settings.max_spans_in_flight,
     )
 
 

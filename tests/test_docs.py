@@ -29,6 +29,13 @@ def test_every_setting_is_in_the_readme() -> None:
     assert missing == []
 
 
+def test_every_setting_is_in_the_env_example() -> None:
+    """deploy/.env.example names each FAITHMON_* setting with its default."""
+    lines = (ROOT / "deploy" / ".env.example").read_text().splitlines()
+    assigned = dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+    assert {s.env: s.default for s in SETTINGS} == assigned
+
+
 def test_every_command_has_help_and_is_documented() -> None:
     """Each CLI command has help text and is named in the README."""
     readme = (ROOT / "README.md").read_text()

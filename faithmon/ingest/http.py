@@ -137,11 +137,16 @@ def _unavailable(reason: str) -> Response:
 
 
 def create_app(
-    pipeline: Pipeline, max_body_bytes: int = 64 * 1024 * 1024, *, run_pipeline: bool = False
+    pipeline: Pipeline,
+    max_body_bytes: int = 64 * 1024 * 1024,
+    *,
+    run_pipeline: bool = False,
+    before_stop: Callable[[], None] | None = None,
 ) -> Starlette:
     """The receiver app; with ``run_pipeline`` its lifespan starts and stops the pipeline.
 
-    Stopping saves every trace still buffered, so a SIGTERM loses nothing.
+    Stopping runs ``before_stop`` (the gRPC receiver closes there), then saves
+    every trace still buffered, so a SIGTERM loses nothing.
     """
 
     @asynccontextmanager
@@ -151,6 +156,8 @@ def create_app(
         try:
             yield
         finally:
+            if before_stop is not None:
+                before_stop()
             if run_pipeline:
                 pipeline.stop()
 

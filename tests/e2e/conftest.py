@@ -27,11 +27,26 @@ def env(database_url: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def server(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def grpc_port() -> int:
+    """The port `faithmon serve` receives OTLP/gRPC on."""
+    return free_port()
+
+
+@pytest.fixture
+def server(env: dict[str, str], grpc_port: int) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     faithmon(env, "db", "upgrade")
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "faithmon", "serve", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "faithmon",
+            "serve",
+            "--port",
+            str(port),
+            "--grpc-port",
+            str(grpc_port),
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

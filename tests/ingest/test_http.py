@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import gzip
+import json
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Iterator, Sequence
 
 import pytest
 from google.rpc import status_pb2
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -167,3 +172,71 @@ def test_every_gzip_member_is_read(receiver: str, pipeline: Pipeline, store: Fla
     assert status == 200
     pipeline.flush_all()
     assert sorted(r.question for r in store.records) == ["one", "two"]
+
+
+def test_malformed_json_gets_400_in_json(receiver: str) -> None:
+    """A JSON body that is not OTLP gets 400 with a JSON google.rpc.Status."""
+    status, body, headers = post(
+        receiver, b'{"resourceSpans": 7', {"Content-Type": "application/json"}
+    )
+    assert status == 400
+    assert headers["content-type"] == "application/json"
+    assert "not an OTLP" in json.loads(body)["message"]
+
+
+def test_json_ids_of_the_wrong_length_get_400(receiver: str) -> None:
+    """A hex traceId that is not 16 bytes is bad data, never a silently different id."""
+    document = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {"spans": [{"traceId": "abcd", "spanId": "0102030405060708", "name": "x"}]}
+                ]
+            }
+        ]
+    }
+    status, body, _ = post(
+        receiver, json.dumps(document).encode(), {"Content-Type": "application/json"}
+    )
+    assert status == 400
+    assert "traceId 'abcd' is not 16 bytes" in json.loads(body)["message"]
+
+
+def test_protobuf_spans_without_valid_ids_are_rejected_in_part(
+    receiver: str, pipeline: Pipeline, store: FlakyStore
+) -> None:
+    """Spans whose ids have the wrong length are counted in partial_success; the rest land."""
+    request = ExportTraceServiceRequest.FromString(rag_body("partly"))
+    bad = request.resource_spans[0].scope_spans[0].spans.add()
+    bad.trace_id = b"\x01" * 8
+    bad.span_id = b"\x02" * 8
+    status, body, _ = post(receiver, request.SerializeToString(), {"Content-Type": PROTOBUF})
+    assert status == 200
+    partial = ExportTraceServiceResponse.FromString(body).partial_success
+    assert (
+        partial.rejected_spans == 1 and "without valid trace or span ids" in partial.error_message
+    )
+    pipeline.flush_all()
+    assert [r.question for r in store.records] == ["partly"]
+
+
+def test_deflate_body_is_inflated(receiver: str, pipeline: Pipeline, store: FlakyStore) -> None:
+    """Content-Encoding: deflate (zlib) is decoded too."""
+    body = zlib.compress(rag_body("deflated"))
+    status, _, _ = post(receiver, body, {"Content-Type": PROTOBUF, "Content-Encoding": "deflate"})
+    assert status == 200
+    pipeline.flush_all()
+    assert [r.question for r in store.records] == ["deflated"]
+
+
+def test_full_buffer_gets_503(store: FlakyStore) -> None:
+    """Past the bound on buffered spans the receiver answers 503 and keeps what it has."""
+    pipeline = Pipeline(store, sampler=KeepAll(), scrubber=identity, quiet_seconds=60, max_items=3)
+    with serve_in_thread(create_app(pipeline)) as url:
+        assert post(url, rag_body("first"), {"Content-Type": PROTOBUF})[0] == 200
+        status, _, headers = post(url, rag_body("second"), {"Content-Type": PROTOBUF})
+        assert status == 503 and headers["retry-after"] == "5"
+        pipeline.flush_all()
+        assert post(url, rag_body("second"), {"Content-Type": PROTOBUF})[0] == 200
+    pipeline.flush_all()
+    assert [r.question for r in store.records] == ["first", "second"]

@@ -139,3 +139,24 @@ def test_alerts_round_trip(sessions: sessionmaker[Session]) -> None:
     assert listed.state == "firing" and listed.segment == {"model": "m2"}
     assert listed.opened_at == T0
     assert [a.id for a in open_now] == [saved.id]
+
+
+def test_late_record_replaces_only_an_unscored_one(sessions: sessionmaker[Session]) -> None:
+    """A record rebuilt from late spans replaces a pending one, never a scored one."""
+    with sessions.begin() as session:
+        repo.save_records(session, [make_record(1, chunks=0), make_record(2)])
+    with sessions.begin() as session:
+        [(scored_id, _)] = [c for c in repo.claim_pending(session, "w", 10, 60)]
+        repo.save_evaluation(session, scored_id, Judgement(judge="j", status="ok"))
+    late = [
+        replace(make_record(n, chunks=2), answer="rebuilt", late=True, convention="openinference")
+        for n in (1, 2)
+    ]
+    with sessions.begin() as session:
+        assert repo.save_records(session, late) == 1
+    with sessions() as session:
+        stored = {s.record.trace_id: s for s in repo.list_records(session)}
+    first, second = stored[f"{1:032x}"], stored[f"{2:032x}"]
+    assert first.status == "pending" and first.record.answer == "rebuilt"
+    assert len(first.record.chunks) == 2 and first.record.convention == "openinference"
+    assert second.status == "scored" and second.record.answer != "rebuilt"

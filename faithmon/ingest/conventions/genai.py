@@ -20,6 +20,9 @@ REQUEST_MODEL = "gen_ai.request.model"
 RESPONSE_MODEL = "gen_ai.response.model"
 REQUEST_PREFIX = "gen_ai.request."
 INFERENCE = ("chat", "text_completion", "generate_content")
+# Older instrumentations name the provider but not the operation; their content
+# arrives as log events, which the joiner reads.
+PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system")
 
 
 def read(span: IngestSpan) -> Facts | None:
@@ -38,7 +41,8 @@ def read(span: IngestSpan) -> Facts | None:
             documents=documents,
             problem=problem or v.evidence_problem(span, documents),
         )
-    if operation in INFERENCE or OUTPUT_MESSAGES in attributes:
+    inference = operation in INFERENCE or OUTPUT_MESSAGES in attributes
+    if inference or (operation is None and any(k in attributes for k in PROVIDER_KEYS)):
         settings = {
             key[len(REQUEST_PREFIX) :]: value
             for key, value in attributes.items()
