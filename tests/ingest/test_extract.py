@@ -226,3 +226,16 @@ def test_cut_or_missing_chunks_make_the_record_incomplete(
     assert dropped is not None and dropped.incomplete == "1 of 2 chunks arrived"
     whole = extract(spans)
     assert whole is not None and whole.incomplete is None
+
+
+def test_chunks_retrieved_after_the_generation_are_not_judged(
+    span_exporter: InMemorySpanExporter,
+) -> None:
+    """The judged list is the last one that ended before the answer was generated."""
+    with fm.rag_span("q") as rag:
+        rag.record_retrieval(["seen by the generator"])
+        rag.record_answer("answer")
+        rag.record_retrieval(["fetched afterwards, for citations"])
+    record = extract(ingest_spans(span_exporter))
+    assert record is not None
+    assert [c.text for c in record.chunks] == ["seen by the generator"]
