@@ -27,11 +27,9 @@ import http.client
 import itertools
 import json
 import logging
-import os
 import platform
 import random
 import socket
-import statistics
 import sys
 import tempfile
 import threading
@@ -44,13 +42,23 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from common import (
+    PROTOBUF,
+    RESULTS_DIR,
+    SCRUB_KEY,
+    Figure,
+    accept,
+    alternate,
+    by_trace,
+    cpus,
+    encode_bodies,
+    relative,
+)
+from common import render as common_render
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
@@ -66,18 +74,15 @@ from faithmon.judge import text as judge_text
 from faithmon.store import repo
 from faithmon_instrumentation.attributes import document_checks
 
-RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
+RESULTS = RESULTS_DIR / "latest.json"
 SERVICE = "northwind-help"
 SEED = 7
 # The demo's second half: 40% of traffic on the model that invents facts.
 NEW_MODEL_SHARE = 0.4
-# A fixed key: the bench measures scrubbing, it protects nothing.
-SCRUB_KEY = "faithmon-bench-scrub-key"
 # The in-process pipeline builds and saves records every this many traces, as a tick would.
 FLUSH_EVERY = 100
 # Traces per OTLP request body (3 spans each), like a BatchSpanProcessor export.
 TRACES_PER_REQUEST = 20
-PROTOBUF = "application/x-protobuf"
 CHUNKS = 10
 CHUNK_BYTES = 1024
 
@@ -95,53 +100,6 @@ QUICK = Sizes(repetitions=3, demo_traces=150, otlp_traces=200, judge_items=300, 
 FULL = Sizes(
     repetitions=5, demo_traces=3000, otlp_traces=5000, judge_items=10000, span_iterations=6000
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Figure:
-    name: str
-    unit: str
-    samples: tuple[float, ...]
-    baseline: str
-    baseline_samples: tuple[float, ...]
-    higher_is_better: bool
-
-    @property
-    def value(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def baseline_value(self) -> float:
-        return statistics.median(self.baseline_samples)
-
-    @property
-    def ratio(self) -> float:
-        return self.value / self.baseline_value
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "unit": self.unit,
-            "value": self.value,
-            "baseline": self.baseline,
-            "baseline_value": self.baseline_value,
-            "ratio": self.ratio,
-            "higher_is_better": self.higher_is_better,
-            "samples": list(self.samples),
-            "baseline_samples": list(self.baseline_samples),
-        }
-
-
-def _alternate(
-    repetitions: int, measure: Callable[[], float], baseline: Callable[[], float]
-) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """Run figure and baseline in turn, so slow drift of the machine hits both alike."""
-    samples: list[float] = []
-    baseline_samples: list[float] = []
-    for _ in range(repetitions):
-        samples.append(measure())
-        baseline_samples.append(baseline())
-    return tuple(samples), tuple(baseline_samples)
 
 
 class DiscardProcessor(SpanProcessor):
@@ -216,7 +174,7 @@ def bench_demo(sizes: Sizes, workdir: Path) -> Figure:
             fm.shutdown()
         return len(requests) / seconds
 
-    samples, baseline = _alternate(sizes.repetitions, pipeline_run, discard_run)
+    samples, baseline = alternate(sizes.repetitions, pipeline_run, discard_run)
     return Figure(
         "demo app → in-process pipeline → SQLite",
         "traces/s",
@@ -239,21 +197,10 @@ def _encode_bodies(count: int) -> tuple[list[bytes], int]:
     finally:
         fm.shutdown()
     spans = exporter.get_finished_spans()
-    by_trace: dict[int, list[ReadableSpan]] = {}
-    for span in spans:
-        context = span.context
-        if context is None:
-            raise RuntimeError("a finished span without a context")
-        by_trace.setdefault(context.trace_id, []).append(span)
-    traces = list(by_trace.values())
+    traces = by_trace(spans)
     if len(traces) != count:
         raise RuntimeError(f"expected {count} traces, the exporter holds {len(traces)}")
-    bodies = [
-        encode_spans(
-            [s for trace in traces[i : i + TRACES_PER_REQUEST] for s in trace]
-        ).SerializeToString()
-        for i in range(0, len(traces), TRACES_PER_REQUEST)
-    ]
+    bodies = encode_bodies(traces, TRACES_PER_REQUEST)
     return bodies, len(spans)
 
 
@@ -298,12 +245,6 @@ def _post_all(port: int, bodies: Sequence[bytes]) -> None:
         connection.close()
 
 
-async def _accept(request: Request) -> Response:
-    """The baseline endpoint: read the body, decode nothing, answer 200."""
-    await request.body()
-    return Response(b"", status_code=200, media_type=PROTOBUF)
-
-
 def bench_otlp(sizes: Sizes, workdir: Path) -> tuple[Figure, Figure]:
     bodies, span_count = _encode_bodies(sizes.otlp_traces)
     traces = sizes.otlp_traces
@@ -322,7 +263,7 @@ def bench_otlp(sizes: Sizes, workdir: Path) -> tuple[Figure, Figure]:
         _check(pipeline, settings, traces)
         return seconds
 
-    trivial = Starlette(routes=[Route("/v1/traces", _accept, methods=["POST"])])
+    trivial = Starlette(routes=[Route("/v1/traces", accept, methods=["POST"])])
 
     def trivial_run() -> float:
         with _server(trivial) as port:
@@ -330,7 +271,7 @@ def bench_otlp(sizes: Sizes, workdir: Path) -> tuple[Figure, Figure]:
             _post_all(port, bodies)
             return time.perf_counter() - started
 
-    seconds, baseline = _alternate(sizes.repetitions, receiver_run, trivial_run)
+    seconds, baseline = alternate(sizes.repetitions, receiver_run, trivial_run)
     name = f"OTLP/HTTP receiver ({TRACES_PER_REQUEST} traces/request) → SQLite"
     baseline_name = "same requests → bare Starlette 200"
     return (
@@ -388,7 +329,7 @@ def bench_judge(sizes: Sizes) -> Figure:
                 judge_text.sentences(chunk)
         return len(items) / (time.perf_counter() - started)
 
-    samples, baseline = _alternate(sizes.repetitions, judge_run, split_run)
+    samples, baseline = alternate(sizes.repetitions, judge_run, split_run)
     return Figure(
         "offline judge on the demo's answers",
         "judgements/s",
@@ -501,7 +442,7 @@ def bench_span(sizes: Sizes) -> Figure:
     try:
         rag_spans(50)
         bare_spans(50)
-        samples, baseline = _alternate(
+        samples, baseline = alternate(
             sizes.repetitions, lambda: rag_spans(iterations), lambda: bare_spans(iterations)
         )
     finally:
@@ -520,44 +461,14 @@ def bench_span(sizes: Sizes) -> Figure:
 # Output.
 
 
-def _number(value: float) -> str:
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
 def render(figures: Sequence[Figure], header: str) -> str:
-    rows = [
-        (
-            f.name,
-            f"{_number(f.value)} {f.unit}",
-            f.baseline,
-            f"{_number(f.baseline_value)} {f.unit}",
-            f"{f.ratio:.2f}x",
-        )
-        for f in figures
-    ]
-    titles = ("figure", "value", "baseline", "baseline value", "ratio")
-    widths = [max(len(t), *(len(r[i]) for r in rows)) for i, t in enumerate(titles)]
-    right = (False, True, False, True, True)
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
-        ).rstrip()
-
-    out = [header, "", line(titles), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    out.append("")
-    out.append(
-        "ratio = value / baseline value (throughput: below 1 is slower; µs: above 1 costs more)"
-    )
     demo_figure = figures[0]
     added_ms = (1 / demo_figure.value - 1 / demo_figure.baseline_value) * 1000
-    out.append(f"ingest + scrub + store add {added_ms:.2f} ms per trace in process")
-    return "\n".join(out)
+    notes = [
+        "ratio = value / baseline value (throughput: below 1 is slower; µs: above 1 costs more)",
+        f"ingest + scrub + store add {added_ms:.2f} ms per trace in process",
+    ]
+    return common_render(figures, header, notes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -587,7 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "mode": "quick" if args.quick else "full",
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "cpus": _cpus(),
+        "cpus": cpus(),
         "seconds": elapsed,
         "sizes": {
             "repetitions": sizes.repetitions,
@@ -600,22 +511,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "figures": [f.as_json() for f in figures],
     }
     RESULTS.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"\nwrote {_relative(RESULTS)}")
+    print(f"\nwrote {relative(RESULTS)}")
     return 0
-
-
-def _cpus() -> int | None:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count()
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from .alerts import LogSink, to_json
 from .config import Settings
 from .drift import DriftConfig
 from .errors import ConfigError
-from .model import AlertSink, Judge
+from .model import AlertSink, Judge, segment_key
 from .store import engine as store_engine
 from .store import repo
 from .views import claim_json, record_json
@@ -79,11 +79,7 @@ def serve(host: str, port: int, grpc_port: int) -> None:
     settings = _settings()
     _configure_logging(settings.log_level)
     with runtime.open_store(settings) as sessions:
-        pipeline = runtime.make_pipeline(
-            settings,
-            runtime.make_save(sessions),
-            save_feedback=runtime.make_save_feedback(sessions),
-        )
+        pipeline = runtime.store_pipeline(settings, sessions)
         stop_grpc = None
         if grpc_port:
             server, _ = grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)
@@ -129,12 +125,27 @@ def _run_worker(
     def detect() -> jobs.DriftRun:
         return jobs.check_drift(sessions, judge.name, config, sinks)
 
+    def retain() -> int:
+        return jobs.apply_retention(
+            sessions, settings.retention_days, settings.drift_dimensions, judge.name
+        )
+
     if once:
         scored = score()
         result = detect()
-        click.echo(f"scored {scored} records; {len(result.changed)} alert changes")
+        deleted = retain()
+        click.echo(
+            f"scored {scored} records; {len(result.changed)} alert changes; "
+            f"retention deleted {deleted} records"
+        )
         return
-    jobs.run([(score, settings.score_interval), (detect, settings.drift_interval)])
+    jobs.run(
+        [
+            (score, settings.score_interval),
+            (detect, settings.drift_interval),
+            (retain, settings.retention_interval),
+        ]
+    )
 
 
 def _read_jsonl(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
@@ -193,6 +204,71 @@ def score(file: IO[str], output: IO[str]) -> None:
         output.write(json.dumps(item, ensure_ascii=False) + "\n")
     if errors:
         raise click.ClickException(f"{errors} lines could not be scored")
+
+
+@main.group()
+def sample() -> None:
+    """Sampling decisions and counts."""
+
+
+@sample.command("explain")
+@click.argument("trace_id")
+def sample_explain(trace_id: str) -> None:
+    """Say why a trace was or was not kept."""
+    from .ingest.sampler import ratio_keeps
+    from .store import sampling as store_sampling
+
+    trace_id = trace_id.strip().lower()
+    if len(trace_id) != 32 or not all(c in "0123456789abcdef" for c in trace_id):
+        raise click.ClickException("a trace id is 32 hexadecimal digits")
+    settings = _settings()
+    with runtime.open_store(settings) as sessions, sessions() as session:
+        found = store_sampling.decision_for(session, trace_id)
+    if found is not None:
+        where, facts = found
+        click.echo(f"{trace_id}: {where} ({facts['reason']})")
+        for key, value in facts.items():
+            if key != "reason":
+                click.echo(f"  {key}: {value}")
+        return
+    rate = settings.sample_rate
+    if ratio_keeps(trace_id, rate):
+        click.echo(
+            f"{trace_id}: not seen. At FAITHMON_SAMPLE_RATE={rate} its id would be kept, so it "
+            "did not reach this faithmon (or is still being assembled, or was not a RAG trace)."
+        )
+    else:
+        click.echo(
+            f"{trace_id}: not stored. At FAITHMON_SAMPLE_RATE={rate} its id falls outside the "
+            "sample (sampled_out), unless a keep rule applied; faithmon may also never have "
+            "seen it."
+        )
+
+
+@sample.command("counts")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def sample_counts(as_json: bool) -> None:
+    """Seen and kept records per segment and hour, for correcting rates for sampling."""
+    from .store import sampling as store_sampling
+
+    settings = _settings()
+    with runtime.open_store(settings) as sessions, sessions() as session:
+        tallies = store_sampling.sampling_counts(session)
+    rows = [
+        {
+            "hour": t.hour.isoformat(),
+            "segment": dict(t.segment),
+            "reason": t.reason,
+            "count": t.count,
+        }
+        for t in tallies
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for tally in tallies:
+        segment = segment_key(tally.segment) or "-"
+        click.echo(f"{tally.hour.isoformat()}  {segment:<40} {tally.reason:<24} {tally.count}")
 
 
 @main.group()

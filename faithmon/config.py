@@ -1,137 +1,25 @@
 """Settings: every ``FAITHMON_*`` variable, read once at the edge by the CLI.
 
-Each setting is declared once in ``SETTINGS`` with its default and help text;
-``Settings.from_env`` parses them and fails fast on a bad value. The README's
-configuration table lists the same names (a test keeps the two in step).
+Each setting is declared once in ``SETTINGS`` with its default, its parser and
+its help text. Values come, in order of precedence, from explicit overrides,
+the environment, the settings file named by ``FAITHMON_CONFIG`` (TOML, keys as
+the variable names or their lower-case field names), then the default. A bad
+value fails fast with the setting's name. The README's table and
+``deploy/.env.example`` list the same names (tests keep them in step).
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
 
-
-@dataclass(frozen=True, slots=True)
-class Setting:
-    env: str
-    field: str
-    default: str
-    help: str
-
-
-SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "FAITHMON_DATABASE_URL",
-        "database_url",
-        "sqlite:///faithmon.db",
-        "SQLAlchemy URL: sqlite:///path.db or postgresql+psycopg://user@host/db",
-    ),
-    Setting(
-        "FAITHMON_SAMPLE_RATE",
-        "sample_rate",
-        "1.0",
-        "Share of traces kept, decided by trace id (0.0 to 1.0)",
-    ),
-    Setting(
-        "FAITHMON_SCRUB_KEY",
-        "scrub_key",
-        "",
-        "Secret key for PII pseudonyms; unset means a random key per process",
-    ),
-    Setting(
-        "FAITHMON_SCRUB_PHONE_REGION",
-        "scrub_phone_region",
-        "US",
-        "Region used to read phone numbers written without a country code",
-    ),
-    Setting("FAITHMON_JUDGE", "judge", "offline", "Judge to score records with: offline"),
-    Setting(
-        "FAITHMON_ASSEMBLY_QUIET_SECONDS",
-        "assembly_quiet_seconds",
-        "2.0",
-        "Seconds after a trace's root span ends before its record is built",
-    ),
-    Setting(
-        "FAITHMON_MAX_TRACES_IN_FLIGHT",
-        "max_traces_in_flight",
-        "10000",
-        "Traces buffered for assembly; past it the oldest are flushed early",
-    ),
-    Setting(
-        "FAITHMON_MAX_SPANS_IN_FLIGHT",
-        "max_spans_in_flight",
-        "500000",
-        "Spans and log records buffered for assembly; past it the receiver answers 503",
-    ),
-    Setting(
-        "FAITHMON_MAX_BODY_BYTES",
-        "max_body_bytes",
-        str(64 * 1024 * 1024),
-        "Largest OTLP request body accepted, after decompression",
-    ),
-    Setting(
-        "FAITHMON_WORKER_SCORE_INTERVAL",
-        "score_interval",
-        "10",
-        "Seconds between scoring runs of the worker",
-    ),
-    Setting(
-        "FAITHMON_WORKER_DRIFT_INTERVAL",
-        "drift_interval",
-        "60",
-        "Seconds between drift runs of the worker",
-    ),
-    Setting(
-        "FAITHMON_WORKER_BATCH", "worker_batch", "100", "Records a worker claims per scoring batch"
-    ),
-    Setting(
-        "FAITHMON_WORKER_LEASE_SECONDS",
-        "lease_seconds",
-        "300",
-        "How long a claimed batch stays leased before another worker may take it",
-    ),
-    Setting(
-        "FAITHMON_DRIFT_DIMENSIONS",
-        "drift_dimensions",
-        "service,route,tenant,model,retriever_version",
-        "Comma-separated labels that define drift segments",
-    ),
-    Setting(
-        "FAITHMON_DRIFT_THRESHOLD",
-        "drift_threshold",
-        "15",
-        "CUSUM threshold h: pending at h/2, firing at h",
-    ),
-    Setting(
-        "FAITHMON_DRIFT_SHIFT",
-        "drift_shift",
-        "0.08",
-        "Design shift: the detector is tuned for a rise of this much in the unsupported rate",
-    ),
-    Setting(
-        "FAITHMON_DRIFT_BASELINE_RECORDS",
-        "baseline_records",
-        "2000",
-        "Scored records the overall baseline window needs before detection starts",
-    ),
-    Setting(
-        "FAITHMON_DRIFT_BASELINE_DAYS",
-        "baseline_days",
-        "7",
-        "Days the baseline window must span before detection starts",
-    ),
-    Setting(
-        "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE",
-        "segment_min_baseline",
-        "100",
-        "Baseline records a segment needs for its own rate; fewer uses the overall rate",
-    ),
-    Setting("FAITHMON_LOG_LEVEL", "log_level", "INFO", "Log level of faithmon's processes"),
-)
+CONFIG_FILE_ENV = "FAITHMON_CONFIG"
 
 
 def _rate(value: str) -> float:
@@ -155,6 +43,10 @@ def _non_negative_float(value: str) -> float:
     return number
 
 
+def _optional_float(value: str) -> float | None:
+    return float(value) if value else None
+
+
 def _positive_int(value: str) -> int:
     number = int(value)
     if number <= 0:
@@ -173,49 +65,134 @@ def _names(value: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in value.split(",") if name.strip())
 
 
-def _judge(value: str) -> str:
-    if value not in ("offline",):
-        raise ValueError("known judges: offline")
-    return value
+def _pairs(value: str) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in _names(value):
+        name, sep, label = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"expected label=value items, got {item!r}")
+        pairs.append((name.strip(), label.strip()))
+    return tuple(pairs)
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
+
+    return parse
 
 
 def _level(value: str) -> str:
-    level = value.upper()
-    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-        raise ValueError("must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
-    return level
+    return _one_of("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")(value.upper())
 
 
-_PARSERS: dict[str, Callable[[str], Any]] = {
-    "database_url": str,
-    "sample_rate": _rate,
-    "scrub_key": str,
-    "scrub_phone_region": str.upper,
-    "judge": _judge,
-    "assembly_quiet_seconds": _non_negative_float,
-    "max_traces_in_flight": _positive_int,
-    "max_spans_in_flight": _positive_int,
-    "max_body_bytes": _positive_int,
-    "score_interval": _positive_float,
-    "drift_interval": _positive_float,
-    "worker_batch": _positive_int,
-    "lease_seconds": _positive_int,
-    "drift_dimensions": _names,
-    "drift_threshold": _positive_float,
-    "drift_shift": _positive_float,
-    "baseline_records": _positive_int,
-    "baseline_days": _non_negative_float,
-    "segment_min_baseline": _non_negative_int,
-    "log_level": _level,
-}
+@dataclass(frozen=True, slots=True)
+class Setting:
+    env: str
+    field: str
+    default: str
+    parse: Callable[[str], Any]
+    help: str
+
+
+_KEEP_RULES = "app,empty_retrieval,error,negative_feedback,low_retrieval_score"
+
+# fmt: off
+SETTINGS: tuple[Setting, ...] = (
+    Setting("FAITHMON_DATABASE_URL", "database_url", "sqlite:///faithmon.db", str,
+            "SQLAlchemy URL: sqlite:///path.db or postgresql+psycopg://user@host/db"),
+    Setting("FAITHMON_SAMPLE_RATE", "sample_rate", "1.0", _rate,
+            "Share of traces kept, decided by trace id (0.0 to 1.0)"),
+    Setting("FAITHMON_SAMPLE_SEGMENT_BY", "sample_segment_by", "service,route", _names,
+            "Labels whose values make a sampling segment"),
+    Setting("FAITHMON_SAMPLE_RATE_LIMIT", "sample_rate_limit", "0", _non_negative_float,
+            "Most records kept per second per segment; 0 means no limit"),
+    Setting("FAITHMON_SAMPLE_MINIMUM_PER_HOUR", "sample_minimum_per_hour", "0",
+            _non_negative_int, "Records kept per segment and hour whatever the rate"),
+    Setting("FAITHMON_SAMPLE_KEEP", "sample_keep", _KEEP_RULES, _names,
+            "Keep-always rules: app, empty_retrieval, error, negative_feedback, "
+            "low_retrieval_score"),
+    Setting("FAITHMON_SAMPLE_LOW_SCORE", "sample_low_score", "", _optional_float,
+            "Keep a record whose best chunk scored below this (unset: rule off)"),
+    Setting("FAITHMON_SAMPLE_NEGATIVE_FEEDBACK", "sample_negative_feedback",
+            "thumbs_down,down,negative,bad", _names,
+            "Values of the feedback label that count as negative"),
+    Setting("FAITHMON_SAMPLE_INCLUDE", "sample_include", "", _pairs,
+            "Keep only records with one of these label=value pairs (empty: all)"),
+    Setting("FAITHMON_SAMPLE_EXCLUDE", "sample_exclude", "", _pairs,
+            "Drop records with one of these label=value pairs"),
+    Setting("FAITHMON_SCRUB_KEY", "scrub_key", "", str,
+            "Secret key for PII pseudonyms (16+ characters); unset: the key file is used"),
+    Setting("FAITHMON_SCRUB_KEY_FILE", "scrub_key_file", "faithmon-scrub.key", str,
+            "Where a generated key is kept (mode 0600) when FAITHMON_SCRUB_KEY is unset"),
+    Setting("FAITHMON_SCRUB_SCOPE", "scrub_scope", "record", _one_of("record", "tenant", "global"),
+            "Where equal values get equal pseudonyms: record, tenant or global"),
+    Setting("FAITHMON_SCRUB_PHONE_REGION", "scrub_phone_region", "US", str.upper,
+            "Region used to read phone numbers written without a country code"),
+    Setting("FAITHMON_SCRUB_DETECTORS", "scrub_detectors", "", _names,
+            "Extra detectors, as module:callable (for example a Presidio or spaCy NER plug-in)"),
+    Setting("FAITHMON_JUDGE", "judge", "offline", _one_of("offline"),
+            "Judge to score records with: offline"),
+    Setting("FAITHMON_ASSEMBLY_QUIET_SECONDS", "assembly_quiet_seconds", "2.0",
+            _non_negative_float,
+            "Seconds after a trace's root span ends before its record is built"),
+    Setting("FAITHMON_MAX_TRACES_IN_FLIGHT", "max_traces_in_flight", "10000", _positive_int,
+            "Traces buffered for assembly; past it the oldest are flushed early"),
+    Setting("FAITHMON_MAX_SPANS_IN_FLIGHT", "max_spans_in_flight", "500000", _positive_int,
+            "Spans and log records buffered for assembly; past it the receiver answers 503"),
+    Setting("FAITHMON_MAX_BODY_BYTES", "max_body_bytes", str(64 * 1024 * 1024), _positive_int,
+            "Largest OTLP request body accepted, after decompression"),
+    Setting("FAITHMON_WORKER_SCORE_INTERVAL", "score_interval", "10", _positive_float,
+            "Seconds between scoring runs of the worker"),
+    Setting("FAITHMON_WORKER_DRIFT_INTERVAL", "drift_interval", "60", _positive_float,
+            "Seconds between drift runs of the worker"),
+    Setting("FAITHMON_WORKER_RETENTION_INTERVAL", "retention_interval", "3600", _positive_float,
+            "Seconds between retention runs of the worker"),
+    Setting("FAITHMON_WORKER_BATCH", "worker_batch", "100", _positive_int,
+            "Records a worker claims per scoring batch"),
+    Setting("FAITHMON_WORKER_LEASE_SECONDS", "lease_seconds", "300", _positive_int,
+            "How long a claimed batch stays leased before another worker may take it"),
+    Setting("FAITHMON_RETENTION_DAYS", "retention_days", "30", _non_negative_int,
+            "Records, chunks and claims older than this are deleted (0 keeps them)"),
+    Setting("FAITHMON_DRIFT_DIMENSIONS", "drift_dimensions",
+            "service,route,tenant,model,retriever_version", _names,
+            "Comma-separated labels that define drift segments"),
+    Setting("FAITHMON_DRIFT_THRESHOLD", "drift_threshold", "15", _positive_float,
+            "CUSUM threshold h: pending at h/2, firing at h"),
+    Setting("FAITHMON_DRIFT_SHIFT", "drift_shift", "0.08", _positive_float,
+            "Design shift: the detector is tuned for a rise of this much in the unsupported rate"),
+    Setting("FAITHMON_DRIFT_BASELINE_RECORDS", "baseline_records", "2000", _positive_int,
+            "Scored records the overall baseline window needs before detection starts"),
+    Setting("FAITHMON_DRIFT_BASELINE_DAYS", "baseline_days", "7", _non_negative_float,
+            "Days the baseline window must span before detection starts"),
+    Setting("FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", "segment_min_baseline", "100",
+            _non_negative_int,
+            "Baseline records a segment needs for its own rate; fewer uses the overall rate"),
+    Setting("FAITHMON_LOG_LEVEL", "log_level", "INFO", _level,
+            "Log level of faithmon's processes"),
+)
+# fmt: on
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     database_url: str
     sample_rate: float
+    sample_segment_by: tuple[str, ...]
+    sample_rate_limit: float
+    sample_minimum_per_hour: int
+    sample_keep: tuple[str, ...]
+    sample_low_score: float | None
+    sample_negative_feedback: tuple[str, ...]
+    sample_include: tuple[tuple[str, str], ...]
+    sample_exclude: tuple[tuple[str, str], ...]
     scrub_key: str
+    scrub_key_file: str
+    scrub_scope: str
     scrub_phone_region: str
+    scrub_detectors: tuple[str, ...]
     judge: str
     assembly_quiet_seconds: float
     max_traces_in_flight: int
@@ -223,8 +200,10 @@ class Settings:
     max_body_bytes: int
     score_interval: float
     drift_interval: float
+    retention_interval: float
     worker_batch: int
     lease_seconds: int
+    retention_days: int
     drift_dimensions: tuple[str, ...]
     drift_threshold: float
     drift_shift: float
@@ -235,21 +214,49 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Parse every setting; explicit ``overrides`` win over the environment."""
+        """Parse every setting; explicit ``overrides`` win, then the environment, then
+        the ``FAITHMON_CONFIG`` file, then the defaults."""
         env = os.environ if environ is None else environ
+        from_file = _read_file(env.get(CONFIG_FILE_ENV, ""))
         values: dict[str, Any] = {}
         for setting in SETTINGS:
             if setting.field in overrides:
                 values[setting.field] = overrides.pop(setting.field)
                 continue
-            raw = env.get(setting.env, setting.default)
+            raw = env.get(setting.env)
+            source = setting.env
+            if raw is None:
+                raw = from_file.get(setting.env, from_file.get(setting.field))
+                source = f"{setting.env} (in {env.get(CONFIG_FILE_ENV)})"
+            if raw is None:
+                raw, source = setting.default, setting.env
             try:
-                values[setting.field] = _PARSERS[setting.field](raw.strip())
+                values[setting.field] = setting.parse(raw.strip())
             except ValueError as exc:
-                raise ConfigError(f"{setting.env}={raw!r}: {exc}") from None
+                raise ConfigError(f"{source}={raw!r}: {exc}") from None
         if overrides:
             raise ConfigError(f"unknown settings: {', '.join(sorted(overrides))}")
         return cls(**values)
 
 
-assert {f.name for f in fields(Settings)} == {s.field for s in SETTINGS} == set(_PARSERS)
+def _read_file(path: str) -> dict[str, str]:
+    if not path:
+        return {}
+    try:
+        document = tomllib.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"{CONFIG_FILE_ENV}={path!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{CONFIG_FILE_ENV}={path!r}: not TOML ({exc})") from None
+    known = {s.env for s in SETTINGS} | {s.field for s in SETTINGS}
+    unknown = sorted(set(document) - known)
+    if unknown:
+        raise ConfigError(f"{path}: unknown settings {', '.join(unknown)}")
+    return {
+        key: ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        for key, value in document.items()
+    }
+
+
+def field_names() -> set[str]:
+    return {f.name for f in fields(Settings)}

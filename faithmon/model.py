@@ -41,6 +41,10 @@ class RagRecord:
     """Why the evidence cannot be trusted whole (cut or dropped chunks); never scored then."""
     convention: str = ""
     """Which tracing conventions the record was read from, e.g. ``openinference``."""
+    error: bool = False
+    """A span of the trace ended with an error status."""
+    trace_state: str = ""
+    """The root span's W3C tracestate (``ot=th:...`` carries an upstream sampling threshold)."""
     late: bool = False
     """Rebuilt after late spans: it replaces the stored record unless that was scored."""
 
@@ -56,10 +60,15 @@ class Feedback:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """A sampler's verdict on one record, with its reason."""
+    """A sampler's verdict on one record, with its reason and the segment it counted in.
+
+    Reasons: ``sampled``, ``sampled_out``, ``rate_limited``, ``filtered`` and
+    ``rule:<name>`` for keep-always rules.
+    """
 
     keep: bool
     reason: str
+    segment: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +164,28 @@ class Signal:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class SamplingTally:
+    """How many records of one segment met one sampling decision in one hour."""
+
+    hour: datetime
+    segment: Mapping[str, str]
+    reason: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedTrace:
+    """A trace the sampler dropped for a reason worth looking up later."""
+
+    trace_id: str
+    reason: str
+    segment: Mapping[str, str]
+    at: datetime
+
+
 SaveFn = Callable[[Sequence[RagRecord]], None]
+SaveSamplingFn = Callable[[Sequence[SamplingTally], Sequence[DroppedTrace]], None]
 SaveFeedbackFn = Callable[[Sequence[Feedback]], None]
 
 

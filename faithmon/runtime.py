@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import drift
 from .config import Settings
 from .errors import ConfigError
+from .ingest.detectors import Detector
 from .ingest.pipeline import Pipeline
-from .ingest.sampler import RatioSampler
+from .ingest.sampler import PolicySampler, SamplingPolicy
 from .ingest.scrub import PiiScrubber
 from .judge import OfflineJudge
-from .model import Feedback, Judge, RagRecord, SaveFeedbackFn, SaveFn
+from .model import (
+    DroppedTrace,
+    Feedback,
+    Judge,
+    RagRecord,
+    SamplingTally,
+    SaveFeedbackFn,
+    SaveFn,
+    SaveSamplingFn,
+)
 from .store import engine as store_engine
 from .store import repo
+from .store import sampling as store_sampling
 
 logger = logging.getLogger(__name__)
 
@@ -51,17 +65,83 @@ def make_save_feedback(sessions: sessionmaker[Session]) -> SaveFeedbackFn:
     return save
 
 
+def make_save_sampling(sessions: sessionmaker[Session]) -> SaveSamplingFn:
+    def save(tallies: Sequence[SamplingTally], dropped: Sequence[DroppedTrace]) -> None:
+        with sessions() as session, session.begin():
+            store_sampling.save_sampling(session, tallies, dropped)
+
+    return save
+
+
 def scrub_key(settings: Settings) -> bytes:
+    """FAITHMON_SCRUB_KEY, else the key file, else a new key written to the key file.
+
+    The key file is created with mode 0600; a generated key is warned about, as
+    pseudonyms change if the file is lost and processes on other hosts need it.
+    """
     if settings.scrub_key:
         key = settings.scrub_key.encode()
         if len(key) < 16:
             raise ConfigError("FAITHMON_SCRUB_KEY must be at least 16 characters")
         return key
+    path = Path(settings.scrub_key_file)
+    if path.exists():
+        key = path.read_bytes().strip()
+        if len(key) < 16:
+            raise ConfigError(f"the scrub key in {path} is shorter than 16 bytes")
+        return key
+    key = secrets.token_hex(32).encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(key + b"\n")
     logger.warning(
-        "FAITHMON_SCRUB_KEY is not set: using a random key, so pseudonyms will not match "
-        "across restarts or processes"
+        "FAITHMON_SCRUB_KEY is not set: generated a scrub key in %s (mode 0600); keep it "
+        "secret and give every faithmon process the same key",
+        path,
     )
-    return os.urandom(32)
+    return key
+
+
+def load_detectors(names: Sequence[str]) -> list[Detector]:
+    """Extra PII detectors named ``module:callable`` (each maps text to Found spans)."""
+    detectors = []
+    for name in names:
+        module_name, _, attribute = name.partition(":")
+        try:
+            detector = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigError(f"FAITHMON_SCRUB_DETECTORS: cannot load {name!r} ({exc})") from None
+        if not callable(detector):
+            raise ConfigError(f"FAITHMON_SCRUB_DETECTORS: {name!r} is not callable")
+        detectors.append(detector)
+    return detectors
+
+
+def make_scrubber(settings: Settings) -> PiiScrubber:
+    return PiiScrubber(
+        scrub_key(settings),
+        settings.scrub_phone_region,
+        scope=settings.scrub_scope,  # type: ignore[arg-type]
+        extra_detectors=load_detectors(settings.scrub_detectors),
+    )
+
+
+def sampling_policy(settings: Settings) -> SamplingPolicy:
+    try:
+        return SamplingPolicy(
+            rate=settings.sample_rate,
+            segment_by=settings.sample_segment_by,
+            rate_limit=settings.sample_rate_limit,
+            minimum_per_hour=settings.sample_minimum_per_hour,
+            keep_rules=frozenset(settings.sample_keep),
+            low_score=settings.sample_low_score,
+            negative_feedback=frozenset(v.lower() for v in settings.sample_negative_feedback),
+            include=settings.sample_include,
+            exclude=settings.sample_exclude,
+        )
+    except ValueError as exc:
+        raise ConfigError(f"sampling settings: {exc}") from None
 
 
 def make_pipeline(
@@ -69,15 +149,30 @@ def make_pipeline(
     save: SaveFn,
     quiet_seconds: float | None = None,
     save_feedback: SaveFeedbackFn | None = None,
+    save_sampling: SaveSamplingFn | None = None,
 ) -> Pipeline:
     return Pipeline(
         save,
         save_feedback=save_feedback,
-        sampler=RatioSampler(settings.sample_rate),
-        scrubber=PiiScrubber(scrub_key(settings), settings.scrub_phone_region),
+        save_sampling=save_sampling,
+        sampler=PolicySampler(sampling_policy(settings)),
+        scrubber=make_scrubber(settings),
         quiet_seconds=settings.assembly_quiet_seconds if quiet_seconds is None else quiet_seconds,
         max_traces=settings.max_traces_in_flight,
         max_items=settings.max_spans_in_flight,
+    )
+
+
+def store_pipeline(
+    settings: Settings, sessions: sessionmaker[Session], quiet_seconds: float | None = None
+) -> Pipeline:
+    """The ingest pipeline writing records, feedback and sampling counts to the store."""
+    return make_pipeline(
+        settings,
+        make_save(sessions),
+        quiet_seconds=quiet_seconds,
+        save_feedback=make_save_feedback(sessions),
+        save_sampling=make_save_sampling(sessions),
     )
 
 

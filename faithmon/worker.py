@@ -14,7 +14,7 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.blocking import BlockingScheduler
 from sqlalchemy.orm import Session, sessionmaker
@@ -23,6 +23,7 @@ from . import drift
 from .alerts import deliver, reconcile
 from .model import Alert, AlertSink, Judge, Judgement
 from .store import repo
+from .store import sampling as store_sampling
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +125,24 @@ def check_drift(
         )
     deliver(sinks, [a for a in changed])
     return DriftRun(True, tuple(readings), tuple(changed))
+
+
+def apply_retention(
+    sessions: Sessions,
+    days: int,
+    dimensions: Sequence[str],
+    judge_name: str,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> int:
+    """Delete records older than ``days`` (after rolling them into daily aggregates)."""
+    if days <= 0:
+        return 0
+    cutoff = now() - timedelta(days=days)
+    with sessions() as session, session.begin():
+        deleted = store_sampling.apply_retention(session, cutoff, dimensions, judge_name)
+    if deleted:
+        logger.info("faithmon: retention deleted %d records older than %s", deleted, cutoff)
+    return deleted
 
 
 def run(

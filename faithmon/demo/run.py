@@ -53,12 +53,7 @@ def _run(
     out: TextIO,
     started: float,
 ) -> int:
-    pipeline = runtime.make_pipeline(
-        settings,
-        runtime.make_save(sessions),
-        quiet_seconds=0,
-        save_feedback=runtime.make_save_feedback(sessions),
-    )
+    pipeline = runtime.store_pipeline(settings, sessions, quiet_seconds=0)
     judge = runtime.make_judge(settings)
     config = runtime.drift_config(settings)
     sink = ListSink()

@@ -156,6 +156,8 @@ def extract(items: Sequence[TraceItem]) -> RagRecord | None:
         keep=root_facts.keep if root_facts is not None else None,
         incomplete=problem,
         convention="+".join(sorted(used)),
+        error=any(s.error for s in all_spans),
+        trace_state=root.trace_state if root is not None else "",
     )
 
 

@@ -137,6 +137,7 @@ def spans_from_request(request: ExportTraceServiceRequest) -> tuple[list[IngestS
                             for e in span.events
                         ),
                         dropped_events=span.dropped_events_count,
+                        trace_state=span.trace_state,
                     )
                 )
     return spans, rejected

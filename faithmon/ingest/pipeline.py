@@ -14,11 +14,24 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from ..errors import SaturatedError
-from ..model import Feedback, RagRecord, Sampler, SaveFeedbackFn, SaveFn, Scrubber
+from ..model import (
+    Decision,
+    DroppedTrace,
+    Feedback,
+    RagRecord,
+    Sampler,
+    SamplingTally,
+    SaveFeedbackFn,
+    SaveFn,
+    SaveSamplingFn,
+    Scrubber,
+    segment_key,
+)
 from .assemble import Assembled, TraceAssembler
 from .extract import extract, extract_feedback
 from .spans import TraceItem
@@ -39,6 +52,7 @@ class Pipeline:
         clock: Callable[[], int] | None = None,
         save_feedback: SaveFeedbackFn | None = None,
         max_items: int = 500_000,
+        save_sampling: SaveSamplingFn | None = None,
     ) -> None:
         self._save = save
         self._save_feedback = save_feedback
@@ -53,6 +67,10 @@ class Pipeline:
         self._backlog: deque[RagRecord] = deque()
         self._max_backlog = max_backlog
         self._max_items = max_items
+        self._save_sampling = save_sampling
+        self._tallies: Counter[tuple[datetime, str, str]] = Counter()
+        self._segments: dict[str, Mapping[str, str]] = {}
+        self._dropped: list[DroppedTrace] = []
         self._lock = threading.Lock()
         # Held while traces are taken and saved, so flush_all() returns only once
         # a background tick that took traces before it has saved them too.
@@ -111,17 +129,52 @@ class Pipeline:
             self.stats["late_rebuilt"] += 1
             record = replace(record, late=True)
         decision = self._sampler.keep(record)
+        self._tally(record, decision)
         if not decision.keep:
             self.stats[decision.reason] += 1
+            if decision.reason != "sampled_out":  # sampled_out is recomputed from the id
+                self._dropped.append(
+                    DroppedTrace(
+                        record.trace_id, decision.reason, decision.segment, record.started_at
+                    )
+                )
             return None
         try:
             scrubbed = self._scrubber(record)
-        except Exception:
-            # Fail closed: an unscrubbed record is never stored.
-            logger.exception("faithmon: scrubbing failed; trace %s dropped", record.trace_id)
+        except Exception as exc:
+            # Fail closed: an unscrubbed record is never stored. No traceback: an
+            # exception's message may quote the text it failed on.
+            logger.error(
+                "faithmon: scrubbing failed (%s); trace %s dropped",
+                type(exc).__name__,
+                record.trace_id,
+            )
             self.stats["scrub_failed"] += 1
             return None
         return replace(scrubbed, sample_reason=decision.reason)
+
+    def _tally(self, record: RagRecord, decision: Decision) -> None:
+        key = segment_key(decision.segment)
+        self._segments.setdefault(key, dict(decision.segment))
+        hour = record.started_at.replace(minute=0, second=0, microsecond=0)
+        self._tallies[(hour, key, decision.reason)] += 1
+
+    def _save_sampling_stats(self) -> None:
+        if self._save_sampling is None or not (self._tallies or self._dropped):
+            return
+        tallies = [
+            SamplingTally(hour, self._segments[key], reason, count)
+            for (hour, key, reason), count in self._tallies.items()
+        ]
+        try:
+            self._save_sampling(tallies, self._dropped)
+        except Exception as exc:
+            # Kept for the next tick (bounded): sampling counts are not worth a 503.
+            del self._dropped[: max(0, len(self._dropped) - self._max_backlog)]
+            logger.warning("faithmon: saving sampling counts failed (%s)", type(exc).__name__)
+            return
+        self._tallies.clear()
+        self._dropped = []
 
     def _feedback(self, spans: list[TraceItem]) -> list[Feedback]:
         items = extract_feedback(spans)
@@ -159,18 +212,26 @@ class Pipeline:
             size = len(assembled.items)
             try:
                 feedback.extend(self._feedback(assembled.items))
-            except Exception:
-                logger.exception("faithmon: could not read feedback from %d spans", size)
+            except Exception as exc:
+                logger.error(
+                    "faithmon: could not read feedback from %d spans (%s)", size, type(exc).__name__
+                )
                 self.stats["malformed"] += 1
             try:
                 record = self._build(assembled)
-            except Exception:
-                logger.exception("faithmon: could not build a record from %d spans", size)
+            except Exception as exc:
+                # The trace's content stays out of the log: type and size only.
+                logger.error(
+                    "faithmon: could not build a record from %d spans (%s)",
+                    size,
+                    type(exc).__name__,
+                )
                 self.stats["malformed"] += 1
                 continue
             if record is not None:
                 records.append(record)
         self._save_feedback_items(feedback)
+        self._save_sampling_stats()
         pending = list(self._backlog) + records
         if not pending:
             return 0
@@ -202,8 +263,8 @@ class Pipeline:
             while not self._stop.wait(interval):
                 try:
                     self.tick()
-                except Exception:
-                    logger.exception("faithmon: pipeline tick failed")
+                except Exception as exc:
+                    logger.error("faithmon: pipeline tick failed (%s)", type(exc).__name__)
 
         self._thread = threading.Thread(target=run, name="faithmon-pipeline", daemon=True)
         self._thread.start()

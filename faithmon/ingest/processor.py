@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.trace import StatusCode
 
 from ..errors import SaturatedError
-from .spans import IngestSpan
+from .spans import IngestEvent, IngestSpan
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +31,11 @@ def from_readable(span: ReadableSpan) -> IngestSpan | None:
         resource=dict(span.resource.attributes),
         error=span.status.status_code == StatusCode.ERROR,
         dropped_attributes=span.dropped_attributes,
+        trace_state=context.trace_state.to_header() if context.trace_state else "",
+        events=tuple(
+            IngestEvent(e.name, e.timestamp or 0, dict(e.attributes or {})) for e in span.events
+        ),
+        dropped_events=span.dropped_events,
     )
 
 
@@ -54,6 +59,6 @@ class PipelineSpanProcessor(SpanProcessor):
             self.dropped += 1
             if self.dropped % 1000 == 1:
                 logger.warning("faithmon: %d spans dropped so far: %s", self.dropped, exc)
-        except Exception:
+        except Exception as exc:
             self.dropped += 1
-            logger.exception("faithmon: in-process span capture failed")
+            logger.error("faithmon: in-process span capture failed (%s)", type(exc).__name__)

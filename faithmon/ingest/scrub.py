@@ -1,127 +1,141 @@
 """Replace PII with keyed, consistent pseudonyms before anything is stored.
 
-The same value gets the same placeholder wherever it appears (question, chunks,
-answer, labels, and across records under one key), so a judge can still see
-that the answer repeats the chunk's phone number. Values are normalised before
-keying: an e-mail address by case, a phone number to E.164, so a number written
-two ways in chunk and answer still gets one placeholder.
+Each detected value becomes ``<KIND_xxxxxxxx>``: HMAC-SHA256 under the scrub key
+over the value's normalised form (see ``detectors``), so the same value gets
+the same placeholder wherever it appears in a record (question, chunks, answer,
+labels, metadata, settings) and different values get different ones. A judge
+can then still tell "the answer repeats the chunk's account number" from "it
+gives another one".
+
+Scope decides whether placeholders also match *across* records, which makes
+records linkable: ``record`` (the default) keys each record apart, ``tenant``
+keys by the tenant label, ``global`` keys everything alike.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
-
-import phonenumbers
+from typing import Any, Literal
 
 from ..model import Chunk, RagRecord
+from .detectors import Detector, Found, builtin
 
-_EMAIL = re.compile(
-    r"(?<![\w.+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}\b"
-)
-
-Span = tuple[int, int, str, str]  # start, end, kind, normalised value
-CACHE_ENTRIES = 2048
+Scope = Literal["record", "tenant", "global"]
+SCOPES: tuple[Scope, ...] = ("record", "tenant", "global")
+CACHE_ENTRIES = 4096
 CACHE_MAX_TEXT = 8192
 
 
 class PiiScrubber:
-    """Scrub e-mail addresses and phone numbers in every text of a record.
+    """Scrub every text of a record with the pattern detectors (plus any extra ones).
 
     Not thread-safe (its cache): the pipeline calls it under its own lock.
     """
 
-    def __init__(self, key: bytes, phone_region: str = "US") -> None:
+    def __init__(
+        self,
+        key: bytes,
+        phone_region: str = "US",
+        scope: Scope = "record",
+        extra_detectors: Sequence[Detector] = (),
+    ) -> None:
         if len(key) < 16:
             raise ValueError("the scrub key must be at least 16 bytes")
+        if scope not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
         self._key = key
-        self._region = phone_region
-        self._detectors: list[Callable[[str], list[Span]]] = [self._emails, self._phones]
-        self._cache: OrderedDict[str, str] = OrderedDict()
+        self._scope = scope
+        self._detectors = [*builtin(phone_region), *extra_detectors]
+        # Labels and knowledge-base chunks repeat from record to record, and
+        # detection (phone matching above all) is the costliest step of ingest.
+        self._cache: OrderedDict[str, tuple[Found, ...]] = OrderedDict()
 
-    def pseudonym(self, kind: str, normalised: str) -> str:
-        digest = hmac.new(self._key, f"{kind}:{normalised}".encode(), hashlib.sha256)
-        return f"<{kind}_{digest.hexdigest()[:8]}>"
+    def pseudonym(self, kind: str, value: str, scope_id: str = "") -> str:
+        message = f"{scope_id}\x00{kind}\x00{value}".encode()
+        digest = hmac.new(self._key, message, hashlib.sha256).hexdigest()
+        return f"<{kind}_{digest[:8]}>"
 
-    def _emails(self, text: str) -> list[Span]:
-        return [(m.start(), m.end(), "EMAIL", m.group(0).lower()) for m in _EMAIL.finditer(text)]
-
-    def _phones(self, text: str) -> list[Span]:
-        found = []
-        for match in phonenumbers.PhoneNumberMatcher(
-            text, self._region, leniency=phonenumbers.Leniency.VALID
-        ):
-            e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
-            found.append((match.start, match.end, "PHONE", e164))
-        return found
-
-    def scrub_text(self, text: str) -> str:
-        """The text with every detected value replaced by its pseudonym."""
-        if not text:
-            return text
-        # Labels and knowledge-base chunks repeat from record to record, and phone
-        # matching is the costliest step of ingest: remember recent results.
+    def detect(self, text: str) -> tuple[Found, ...]:
+        """Non-overlapping findings, in order; the first detector wins a tie."""
         cached = self._cache.get(text)
         if cached is not None:
             self._cache.move_to_end(text)
             return cached
-        scrubbed = self._scrub(text)
+        candidates = [
+            (found, rank) for rank, detect in enumerate(self._detectors) for found in detect(text)
+        ]
+        candidates.sort(key=lambda item: (item[0].start, item[1], -item[0].end))
+        kept: list[Found] = []
+        cursor = 0
+        for found, _ in candidates:
+            if found.start >= cursor and found.end > found.start:
+                kept.append(found)
+                cursor = found.end
+        result = tuple(kept)
         if len(text) <= CACHE_MAX_TEXT:
-            self._cache[text] = scrubbed
+            self._cache[text] = result
             if len(self._cache) > CACHE_ENTRIES:
                 self._cache.popitem(last=False)
-        return scrubbed
+        return result
 
-    def _scrub(self, text: str) -> str:
-        spans = sorted(
-            (span for detect in self._detectors for span in detect(text)),
-            key=lambda s: (s[0], -s[1]),
-        )
+    def scrub_text(self, text: str, scope_id: str = "") -> str:
+        """The text with every detected value replaced by its pseudonym."""
+        if not text:
+            return text
+        findings = self.detect(text)
+        if not findings:
+            return text
         out: list[str] = []
         cursor = 0
-        for start, end, kind, value in spans:
-            if start < cursor:  # overlaps a span already replaced
-                continue
-            out.append(text[cursor:start])
-            out.append(self.pseudonym(kind, value))
-            cursor = end
+        for found in findings:
+            out.append(text[cursor : found.start])
+            out.append(self.pseudonym(found.kind, found.value, scope_id))
+            cursor = found.end
         out.append(text[cursor:])
         return "".join(out)
 
-    def _scrub_value(self, value: Any) -> Any:
+    def _value(self, value: Any, scope_id: str) -> Any:
         if isinstance(value, str):
-            return self.scrub_text(value)
+            return self.scrub_text(value, scope_id)
         if isinstance(value, Mapping):
-            return {k: self._scrub_value(v) for k, v in value.items()}
+            return {k: self._value(v, scope_id) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self._scrub_value(v) for v in value]
+            return [self._value(v, scope_id) for v in value]
         return value
 
-    def _chunks(self, chunks: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+    def _chunks(self, chunks: tuple[Chunk, ...], scope_id: str) -> tuple[Chunk, ...]:
         return tuple(
             replace(
                 chunk,
-                text=self.scrub_text(chunk.text),
-                metadata=self._scrub_value(dict(chunk.metadata)),
+                text=self.scrub_text(chunk.text, scope_id),
+                id=self.scrub_text(chunk.id, scope_id) if chunk.id else chunk.id,
+                metadata=self._value(dict(chunk.metadata), scope_id),
             )
             for chunk in chunks
         )
 
+    def scope_of(self, record: RagRecord) -> str:
+        if self._scope == "record":
+            return record.trace_id
+        if self._scope == "tenant":
+            return "tenant:" + record.labels.get("tenant", "")
+        return ""
+
     def __call__(self, record: RagRecord) -> RagRecord:
+        scope_id = self.scope_of(record)
         return replace(
             record,
-            question=self.scrub_text(record.question),
-            answer=self.scrub_text(record.answer),
-            chunks=self._chunks(record.chunks),
-            retrieved=self._chunks(record.retrieved),
-            labels={k: self.scrub_text(v) for k, v in record.labels.items()},
-            generation=self._scrub_value(dict(record.generation)),
-            keep=self.scrub_text(record.keep) if record.keep else record.keep,
+            question=self.scrub_text(record.question, scope_id),
+            answer=self.scrub_text(record.answer, scope_id),
+            chunks=self._chunks(record.chunks, scope_id),
+            retrieved=self._chunks(record.retrieved, scope_id),
+            labels={k: self.scrub_text(v, scope_id) for k, v in record.labels.items()},
+            generation=self._value(dict(record.generation), scope_id),
+            keep=self.scrub_text(record.keep, scope_id) if record.keep else record.keep,
         )
 
 
@@ -129,4 +143,4 @@ def identity(record: RagRecord) -> RagRecord:
     return record
 
 
-__all__ = ["PiiScrubber", "identity"]
+__all__ = ["SCOPES", "PiiScrubber", "Scope", "identity"]

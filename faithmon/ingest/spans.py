@@ -32,6 +32,7 @@ class IngestSpan:
     dropped_attributes: int = 0
     events: tuple[IngestEvent, ...] = ()
     dropped_events: int = 0
+    trace_state: str = ""
 
 
 @dataclass(frozen=True, slots=True)

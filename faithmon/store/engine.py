@@ -19,6 +19,9 @@ _UPGRADE_LOCK = 7_466_110_001
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
+    # Statement parameters hold record content: keep them out of error messages,
+    # which end up in logs.
+    kwargs.setdefault("hide_parameters", True)
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
 
@@ -52,6 +55,13 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
             connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _UPGRADE_LOCK})
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+
+
+def head_revision() -> str | None:
+    """The newest migration faithmon ships."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_alembic_config()).get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:

@@ -44,7 +44,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _insert(session: Session, table: Any) -> Any:
+def insert_for(session: Session, table: Any) -> Any:
     name = session.get_bind().dialect.name
     if name == "postgresql":
         return pg_insert(table)
@@ -93,10 +93,12 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
     late = [_record_row(r, now) for r in records if r.late]
     written = 0
     if fresh:
-        statement = _insert(session, RecordRow).on_conflict_do_nothing(index_elements=["trace_id"])
+        statement = insert_for(session, RecordRow).on_conflict_do_nothing(
+            index_elements=["trace_id"]
+        )
         written += len(session.execute(statement.returning(RecordRow.id), fresh).all())
     for row in late:
-        statement = _insert(session, RecordRow).values(row)
+        statement = insert_for(session, RecordRow).values(row)
         replace_columns = {k: statement.excluded[k] for k in row if k not in ("trace_id",)}
         statement = statement.on_conflict_do_update(
             index_elements=["trace_id"],
@@ -195,7 +197,7 @@ def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> b
         "latency_ms": judgement.latency_ms,
         "created_at": _now(),
     }
-    statement = _insert(session, EvaluationRow).on_conflict_do_nothing(
+    statement = insert_for(session, EvaluationRow).on_conflict_do_nothing(
         index_elements=["record_id", "judge"]
     )
     inserted = len(session.execute(statement.returning(EvaluationRow.id), [row]).all()) > 0
@@ -311,7 +313,7 @@ def save_baselines(
     ]
     if rows:
         session.execute(
-            _insert(session, BaselineRow).on_conflict_do_nothing(index_elements=["segment_key"]),
+            insert_for(session, BaselineRow).on_conflict_do_nothing(index_elements=["segment_key"]),
             rows,
         )
 

@@ -132,3 +132,43 @@ class AlertRow(Base):
     details: Mapped[dict[str, Any]] = mapped_column(JSONType)
 
     __table_args__ = (Index("ix_alerts_rule_segment_state", "rule", "segment_key", "state"),)
+
+
+class SamplingCountRow(Base):
+    __tablename__ = "sampling_counts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    hour: Mapped[datetime] = mapped_column(UTCDateTime())
+    segment_key: Mapped[str] = mapped_column(String(500))
+    segment: Mapped[dict[str, str]] = mapped_column(JSONType)
+    reason: Mapped[str] = mapped_column(String(100))
+    count: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = (UniqueConstraint("hour", "segment_key", "reason"),)
+
+
+class DroppedTraceRow(Base):
+    __tablename__ = "dropped_traces"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    trace_id: Mapped[str] = mapped_column(String(32), index=True)
+    reason: Mapped[str] = mapped_column(String(100))
+    segment: Mapped[dict[str, str]] = mapped_column(JSONType)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class SegmentDailyRow(Base):
+    """Per-segment daily aggregates, kept when retention deletes the records."""
+
+    __tablename__ = "segment_daily"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    day: Mapped[datetime] = mapped_column(UTCDateTime())
+    segment_key: Mapped[str] = mapped_column(String(500))
+    segment: Mapped[dict[str, str]] = mapped_column(JSONType)
+    records: Mapped[int] = mapped_column(Integer)
+    scored: Mapped[int] = mapped_column(Integer)
+    unsupported: Mapped[int] = mapped_column(Integer)
+    faithfulness_sum: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (UniqueConstraint("day", "segment_key"),)

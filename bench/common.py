@@ -1,0 +1,159 @@
+"""What the benchmark scripts share: figures, alternating runs, the table, the baseline app.
+
+Imported by ``bench/run.py`` and ``bench/ingest.py``, which Python runs with
+``bench/`` on the path, so a plain ``import common`` finds this file.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan
+from starlette.requests import Request
+from starlette.responses import Response
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+PROTOBUF = "application/x-protobuf"
+# A fixed key: the bench measures scrubbing, it protects nothing.
+SCRUB_KEY = "faithmon-bench-scrub-key"
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One row of the table: the median of ``samples`` against the median of its baseline.
+
+    ``peak`` figures (memory) take the largest sample on both sides instead.
+    """
+
+    name: str
+    unit: str
+    samples: tuple[float, ...]
+    baseline: str
+    baseline_samples: tuple[float, ...]
+    higher_is_better: bool
+    peak: bool = False
+
+    def _aggregate(self, samples: tuple[float, ...]) -> float:
+        return max(samples) if self.peak else statistics.median(samples)
+
+    @property
+    def value(self) -> float:
+        return self._aggregate(self.samples)
+
+    @property
+    def baseline_value(self) -> float:
+        return self._aggregate(self.baseline_samples)
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.baseline_value
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "unit": self.unit,
+            "value": self.value,
+            "baseline": self.baseline,
+            "baseline_value": self.baseline_value,
+            "ratio": self.ratio,
+            "higher_is_better": self.higher_is_better,
+            "aggregate": "max" if self.peak else "median",
+            "samples": list(self.samples),
+            "baseline_samples": list(self.baseline_samples),
+        }
+
+
+def alternate(
+    repetitions: int, measure: Callable[[], float], baseline: Callable[[], float]
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Run figure and baseline in turn, so slow drift of the machine hits both alike."""
+    samples: list[float] = []
+    baseline_samples: list[float] = []
+    for _ in range(repetitions):
+        samples.append(measure())
+        baseline_samples.append(baseline())
+    return tuple(samples), tuple(baseline_samples)
+
+
+def number(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def render(figures: Sequence[Figure], header: str, notes: Sequence[str] = ()) -> str:
+    """The figures as a plain-text table under ``header``, with ``notes`` below it."""
+    rows = [
+        (
+            f.name,
+            f"{number(f.value)} {f.unit}",
+            f.baseline,
+            f"{number(f.baseline_value)} {f.unit}",
+            f"{f.ratio:.2f}x",
+        )
+        for f in figures
+    ]
+    titles = ("figure", "value", "baseline", "baseline value", "ratio")
+    widths = [max(len(t), *(len(r[i]) for r in rows)) for i, t in enumerate(titles)]
+    right = (False, True, False, True, True)
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
+        ).rstrip()
+
+    out = [header, "", line(titles), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    if notes:
+        out.append("")
+        out += notes
+    return "\n".join(out)
+
+
+async def accept(request: Request) -> Response:
+    """The baseline endpoint: read the body, decode nothing, answer 200."""
+    await request.body()
+    return Response(b"", status_code=200, media_type=PROTOBUF)
+
+
+def by_trace(spans: Sequence[ReadableSpan]) -> list[list[ReadableSpan]]:
+    """Finished spans grouped by trace, in the order the traces first appear."""
+    traces: dict[int, list[ReadableSpan]] = {}
+    for span in spans:
+        context = span.context
+        if context is None:
+            raise RuntimeError("a finished span without a context")
+        traces.setdefault(context.trace_id, []).append(span)
+    return list(traces.values())
+
+
+def encode_bodies(traces: Sequence[Sequence[ReadableSpan]], per_request: int) -> list[bytes]:
+    """ExportTraceServiceRequest bodies of ``per_request`` whole traces each."""
+    return [
+        encode_spans(
+            [span for trace in traces[i : i + per_request] for span in trace]
+        ).SerializeToString()
+        for i in range(0, len(traces), per_request)
+    ]
+
+
+def cpus() -> int | None:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count()
+
+
+def relative(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,189 @@
+"""PII detectors: each maps a text to the spans it finds, with a normalised value.
+
+Normalising is what makes pseudonyms consistent: "+1 (415) 555-0100" and
+"415-555-0100" are one phone number, "Jane.Doe@Example.com" and
+"jane.doe@example.com" one address, "DE89 3704 ..." and "DE893704..." one IBAN.
+
+Values that look alike but must stay (order ids, dates, prices, versions,
+product codes, durations, counts) are kept by checksums (cards, IBANs), by
+validation (IP addresses, phone numbers) and by the words just before a
+number ("order 4155550100" is an order id, "firmware 2.4.18.1" a version).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+import phonenumbers
+
+
+class Found(NamedTuple):
+    start: int
+    end: int
+    kind: str
+    value: str
+    """The normalised value the pseudonym is keyed on."""
+
+
+Detector = Callable[[str], list[Found]]
+
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}\b"
+)
+# Words that make the number after them an identifier or a version, not PII.
+_NOT_PII_BEFORE = re.compile(
+    r"(?i)(?:order|invoice|tracking|ticket|case|ref(?:erence)?|sku|id|no\.?|number|#|"
+    r"version|firmware|release|build|v)\s*[:#]?\s*$"
+)
+
+
+def _preceded_by_identifier_word(text: str, start: int) -> bool:
+    return bool(_NOT_PII_BEFORE.search(text[max(0, start - 24) : start]))
+
+
+def emails(text: str) -> list[Found]:
+    if "@" not in text:
+        return []
+    return [Found(m.start(), m.end(), "EMAIL", m.group(0).lower()) for m in _EMAIL.finditer(text)]
+
+
+def phone_detector(region: str) -> Detector:
+    """Phone numbers valid for ``phonenumbers``: international anywhere, national in ``region``."""
+
+    def phones(text: str) -> list[Found]:
+        found = []
+        for match in phonenumbers.PhoneNumberMatcher(
+            text, region, leniency=phonenumbers.Leniency.VALID
+        ):
+            raw = match.raw_string
+            if raw.isdigit() and _preceded_by_identifier_word(text, match.start):
+                continue
+            e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
+            found.append(Found(match.start, match.end, "PHONE", e164))
+        return found
+
+    return phones
+
+
+_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|22)|35|62)")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, char in enumerate(reversed(digits)):
+        d = int(char)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def cards(text: str) -> list[Found]:
+    found = []
+    for match in _CARD.finditer(text):
+        digits = re.sub(r"[ -]", "", match.group(0))
+        if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and _luhn(digits):
+            found.append(Found(match.start(), match.end(), "CARD", digits))
+    return found
+
+
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+
+
+def _iban_valid(compact: str) -> bool:
+    rearranged = compact[4:] + compact[:4]
+    number = "".join(str(int(c, 36)) for c in rearranged)
+    return int(number) % 97 == 1
+
+
+def ibans(text: str) -> list[Found]:
+    found = []
+    for match in _IBAN.finditer(text):
+        compact = match.group(0).replace(" ", "")
+        # A greedy match may run into the next word: try shorter tails too.
+        for end in range(len(compact), 14, -1):
+            if _iban_valid(compact[:end]):
+                raw_end = _raw_end(match.group(0), end)
+                found.append(Found(match.start(), match.start() + raw_end, "IBAN", compact[:end]))
+                break
+    return found
+
+
+def _raw_end(raw: str, compact_length: int) -> int:
+    seen = 0
+    for i, char in enumerate(raw):
+        if char != " ":
+            seen += 1
+            if seen == compact_length:
+                return i + 1
+    return len(raw)
+
+
+_SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+_SSN_LABELLED = re.compile(r"(?i)\b(?:SSN|social security(?: number)?)\b\W{0,3}(\d{9})\b")
+
+
+def ssns(text: str) -> list[Found]:
+    found = [
+        Found(m.start(), m.end(), "SSN", m.group(0).replace("-", "")) for m in _SSN.finditer(text)
+    ]
+    found += [Found(m.start(1), m.end(1), "SSN", m.group(1)) for m in _SSN_LABELLED.finditer(text)]
+    return found
+
+
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
+_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+
+
+def ips(text: str) -> list[Found]:
+    found = []
+    for match in _IPV4.finditer(text):
+        if _preceded_by_identifier_word(text, match.start()):
+            continue
+        try:
+            address = ipaddress.IPv4Address(match.group(0))
+        except ValueError:
+            continue
+        found.append(Found(match.start(), match.end(), "IP", str(address)))
+    if ":" in text:
+        for match in _IPV6.finditer(text):
+            raw = match.group(0)
+            if raw.count(":") < 2 or (raw.replace(":", "").isdigit() and "::" not in raw):
+                continue  # times such as 14:00:59
+            try:
+                address6 = ipaddress.IPv6Address(raw)
+            except ValueError:
+                continue
+            found.append(Found(match.start(), match.end(), "IP", str(address6)))
+    return found
+
+
+_SECRETS = [
+    re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
+    re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
+]
+_BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{16,})")
+_URL_CREDENTIALS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://([^\s/:@]+:[^\s/@]+)@")
+
+
+def secrets(text: str) -> list[Found]:
+    found = []
+    for pattern in _SECRETS:
+        found += [Found(m.start(), m.end(), "SECRET", m.group(0)) for m in pattern.finditer(text)]
+    for pattern in (_BEARER, _URL_CREDENTIALS):
+        found += [Found(m.start(1), m.end(1), "SECRET", m.group(1)) for m in pattern.finditer(text)]
+    return found
+
+
+def builtin(phone_region: str) -> list[Detector]:
+    """The pattern detectors, most specific first (a card is not also a phone number)."""
+    return [secrets, emails, ibans, cards, ssns, ips, phone_detector(phone_region)]

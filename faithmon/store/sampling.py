@@ -1,0 +1,174 @@
+"""Queries for sampling decisions and counts, and for retention."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from ..model import DroppedTrace, SamplingTally, segment_key
+from .repo import insert_for
+from .tables import (
+    DroppedTraceRow,
+    EvaluationRow,
+    FeedbackRow,
+    RecordRow,
+    SamplingCountRow,
+    SegmentDailyRow,
+)
+
+
+def save_sampling(
+    session: Session, tallies: Sequence[SamplingTally], dropped: Sequence[DroppedTrace]
+) -> None:
+    """Add hourly counts (several receivers add to the same rows) and store drops."""
+    for tally in tallies:
+        statement = insert_for(session, SamplingCountRow).values(
+            hour=tally.hour,
+            segment_key=segment_key(tally.segment),
+            segment=dict(tally.segment),
+            reason=tally.reason,
+            count=tally.count,
+        )
+        session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["hour", "segment_key", "reason"],
+                set_={"count": SamplingCountRow.count + statement.excluded.count},
+            )
+        )
+    session.add_all(
+        DroppedTraceRow(trace_id=d.trace_id, reason=d.reason, segment=dict(d.segment), at=d.at)
+        for d in dropped
+    )
+
+
+def sampling_counts(session: Session, since: datetime | None = None) -> list[SamplingTally]:
+    query = select(SamplingCountRow).order_by(
+        SamplingCountRow.hour, SamplingCountRow.segment_key, SamplingCountRow.reason
+    )
+    if since is not None:
+        query = query.where(SamplingCountRow.hour >= since)
+    return [
+        SamplingTally(row.hour, dict(row.segment), row.reason, row.count)
+        for row in session.scalars(query)
+    ]
+
+
+def decision_for(session: Session, trace_id: str) -> tuple[str, Mapping[str, Any]] | None:
+    """(where, facts) for a trace faithmon has seen: a stored record or a stored drop."""
+    record = session.scalars(select(RecordRow).where(RecordRow.trace_id == trace_id)).first()
+    if record is not None:
+        return "kept", {
+            "reason": record.sample_reason,
+            "labels": dict(record.labels),
+            "status": record.status,
+            "started_at": record.started_at.isoformat(),
+        }
+    dropped = session.scalars(
+        select(DroppedTraceRow).where(DroppedTraceRow.trace_id == trace_id)
+    ).first()
+    if dropped is not None:
+        return "dropped", {
+            "reason": dropped.reason,
+            "segment": dict(dropped.segment),
+            "at": dropped.at.isoformat(),
+        }
+    return None
+
+
+def apply_retention(
+    session: Session, cutoff: datetime, dimensions: Sequence[str], judge: str
+) -> int:
+    """Roll records older than ``cutoff`` up into daily segment aggregates, then delete
+    them with their evaluations, claims and feedback. Returns records deleted.
+
+    Sampling counts, drift baselines and alerts are kept: they hold no content.
+    """
+    rows = session.execute(
+        select(
+            RecordRow.id,
+            RecordRow.trace_id,
+            RecordRow.started_at,
+            RecordRow.labels,
+            RecordRow.status,
+        ).where(RecordRow.started_at < cutoff)
+    ).all()
+    if not rows:
+        session.execute(delete(DroppedTraceRow).where(DroppedTraceRow.at < cutoff))
+        return 0
+    ids = [row.id for row in rows]
+    evaluations = {
+        e.record_id: e
+        for e in session.scalars(
+            select(EvaluationRow).where(
+                EvaluationRow.record_id.in_(ids), EvaluationRow.judge == judge
+            )
+        )
+    }
+    totals: dict[tuple[datetime, str], list[Any]] = {}
+    for row in rows:
+        day = row.started_at.replace(hour=0, minute=0, second=0, microsecond=0)
+        segments: list[dict[str, str]] = [{}]
+        segments += [{d: row.labels[d]} for d in dimensions if row.labels.get(d)]
+        evaluation = evaluations.get(row.id)
+        faithfulness = evaluation.faithfulness if evaluation is not None else None
+        scored = faithfulness is not None
+        unsupported = evaluation is not None and any(
+            c["verdict"] != "supported" for c in evaluation.claims
+        )
+        for segment in segments:
+            key = segment_key(segment)
+            total = totals.setdefault((day, key), [segment, 0, 0, 0, 0.0])
+            total[1] += 1
+            total[2] += int(scored)
+            total[3] += int(unsupported)
+            total[4] += faithfulness or 0.0
+    for (day, key), (segment, records, scored_n, unsupported_n, total_f) in totals.items():
+        statement = insert_for(session, SegmentDailyRow).values(
+            day=day,
+            segment_key=key,
+            segment=segment,
+            records=records,
+            scored=scored_n,
+            unsupported=unsupported_n,
+            faithfulness_sum=total_f,
+        )
+        session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["day", "segment_key"],
+                set_={
+                    "records": SegmentDailyRow.records + statement.excluded.records,
+                    "scored": SegmentDailyRow.scored + statement.excluded.scored,
+                    "unsupported": SegmentDailyRow.unsupported + statement.excluded.unsupported,
+                    "faithfulness_sum": SegmentDailyRow.faithfulness_sum
+                    + statement.excluded.faithfulness_sum,
+                },
+            )
+        )
+    for start in range(0, len(ids), 500):
+        batch = ids[start : start + 500]
+        traces = [row.trace_id for row in rows[start : start + 500]]
+        session.execute(delete(EvaluationRow).where(EvaluationRow.record_id.in_(batch)))
+        session.execute(delete(FeedbackRow).where(FeedbackRow.trace_id.in_(traces)))
+        session.execute(delete(RecordRow).where(RecordRow.id.in_(batch)))
+    session.execute(delete(DroppedTraceRow).where(DroppedTraceRow.at < cutoff))
+    return len(ids)
+
+
+def segment_daily(session: Session) -> list[dict[str, Any]]:
+    return [
+        {
+            "day": r.day.date().isoformat(),
+            "segment": dict(r.segment),
+            "records": r.records,
+            "scored": r.scored,
+            "unsupported": r.unsupported,
+            "faithfulness_sum": r.faithfulness_sum,
+        }
+        for r in session.scalars(
+            select(SegmentDailyRow).order_by(SegmentDailyRow.day, SegmentDailyRow.segment_key)
+        )
+    ]
