@@ -89,6 +89,11 @@ def number(value: float) -> str:
     return f"{value:.2f}"
 
 
+def ratio(value: float) -> str:
+    """Two decimals, or two significant digits below 0.1 (so 0.0022x does not read 0.00x)."""
+    return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
+
+
 def render(figures: Sequence[Figure], header: str, notes: Sequence[str] = ()) -> str:
     """The figures as a plain-text table under ``header``, with ``notes`` below it."""
     rows = [
@@ -97,7 +102,7 @@ def render(figures: Sequence[Figure], header: str, notes: Sequence[str] = ()) ->
             f"{number(f.value)} {f.unit}",
             f.baseline,
             f"{number(f.baseline_value)} {f.unit}",
-            f"{f.ratio:.2f}x",
+            ratio(f.ratio),
         )
         for f in figures
     ]

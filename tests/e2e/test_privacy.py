@@ -1,0 +1,174 @@
+"""No raw PII reaches the database, a log line or a judge request; faithfulness survives.
+
+A corpus generated with Faker (fixed seed) embeds every pattern entity in
+support-bot chunks and answers, next to values that must stay. It goes in over
+OTLP to `faithmon serve` and out through the worker's scoring job.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import signal
+import subprocess
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from faker import Faker
+from sqlalchemy import select
+
+import faithmon_instrumentation as fm
+from faithmon.judge import OfflineJudge
+from faithmon.model import Judgement
+from faithmon.store import engine as store_engine
+from faithmon.store.tables import Base
+from faithmon.worker import score_pending
+
+AREA_CODES = ("212", "312", "415", "617", "646", "303")
+
+
+class RecordingJudge:
+    """The offline judge, keeping every request it is given."""
+
+    def __init__(self) -> None:
+        self.inner = OfflineJudge()
+        self.requests: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
+        self.requests.append(json.dumps([question, list(chunks), answer]))
+        return self.inner.judge(question, chunks, answer)
+
+
+def phone(rng: random.Random) -> str:
+    area = rng.choice(AREA_CODES)
+    exchange = rng.randint(201, 899)
+    line = rng.randint(1000, 9999)
+    return rng.choice(
+        [f"({area}) {exchange}-{line}", f"+1 {area} {exchange} {line}", f"{area}-{exchange}-{line}"]
+    )
+
+
+def corpus(count: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records with PII in question, chunks and answer, and every raw value to hunt for."""
+    fake = Faker("en_US")
+    fake.seed_instance(20261129)
+    rng = random.Random(20261129)
+    records, raw = [], []
+    for n in range(count):
+        values = {
+            "email": fake.email(),
+            "phone": phone(rng),
+            "card": fake.credit_card_number(card_type=rng.choice(["visa", "mastercard", "amex"])),
+            "iban": fake.iban(),
+            "ssn": fake.ssn(),
+            "ip": fake.ipv4_public() if n % 2 else fake.ipv6(),
+            "secret": rng.choice(
+                [
+                    "sk-proj-" + fake.pystr(min_chars=32, max_chars=32),
+                    "AKIA" + "".join(rng.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", k=16)),
+                    "ghp_" + fake.pystr(min_chars=36, max_chars=36),
+                ]
+            ),
+        }
+        raw.extend(values.values())
+        chunk = (
+            f"Account holder {values['email']} (phone {values['phone']}) pays by card "
+            f"{values['card']} or from IBAN {values['iban']}. Order A{n}7 of 3 March 2026 "
+            f"cost 12.50 euros and ships within 30 days. Login from {values['ip']}."
+        )
+        records.append(
+            {
+                "question": f"I am {values['email']}, SSN {values['ssn']}. Where is order A{n}7?",
+                "chunks": [chunk, f"Support notes: rotate key {values['secret']} after use."],
+                "answer": f"We will write to {values['email']} about order A{n}7.",
+            }
+        )
+    return records, raw
+
+
+def variants(value: str) -> set[str]:
+    """The raw value and its normalised forms, all of which must be absent."""
+    found = {value, value.lower()}
+    digits = re.sub(r"\D", "", value)
+    if len(digits) >= 9 and not re.search(r"[a-zA-Z]", value.replace("x", "")):
+        found.add(digits)
+    if re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9 ]+", value):
+        found.add(value.replace(" ", ""))
+    return found
+
+
+@pytest.mark.usefixtures("database_url")
+def test_no_raw_pii_anywhere_and_faithfulness_survives(
+    env: dict[str, str],
+    server: tuple[str, subprocess.Popen[str]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A leak hunt over every table, every log line and every judge request finds nothing."""
+    url, process = server
+    records, raw_values = corpus(30)
+    fm.setup(endpoint=url, service_name="privacy-app")
+    trace_ids = []
+    try:
+        for record in records:
+            with fm.rag_span(record["question"], route="billing") as rag:
+                rag.record_retrieval(record["chunks"])
+                rag.record_answer(record["answer"], model="m1")
+                trace_ids.append(rag.trace_id)
+        # Consistency: shared values keep the answer faithful; a changed one does not.
+        iban, other = "DE89 3704 0044 0532 0130 00", "GB82 WEST 1234 5698 7654 32"
+        chunk = f"Refunds for jane@example.com go to IBAN {iban}."
+        for answer in (chunk, f"Refunds for jane@example.com go to IBAN {other}."):
+            with fm.rag_span("Where do refunds go?", route="consistency") as rag:
+                rag.record_retrieval([chunk])
+                rag.record_answer(answer, model="m1")
+        raw_values += [iban, other, "jane@example.com"]
+        assert fm.flush()
+    finally:
+        fm.shutdown()
+    process.send_signal(signal.SIGTERM)
+    _, server_log = process.communicate(timeout=60)
+
+    judge = RecordingJudge()
+    engine = store_engine.make_engine(env["FAITHMON_DATABASE_URL"])
+    sessions = store_engine.session_factory(engine)
+    with caplog.at_level(logging.DEBUG):
+        assert score_pending(sessions, judge) == len(records) + 2
+    dump = []
+    with engine.connect() as connection:
+        for table in Base.metadata.sorted_tables:
+            dump += [repr(tuple(row)) for row in connection.execute(select(table))]
+        consistency = [
+            json.loads(row.claims) if isinstance(row.claims, str) else row.claims
+            for row in connection.execute(
+                select(Base.metadata.tables["evaluations"].c.claims).order_by("id")
+            )
+        ][-2:]
+    engine.dispose()
+
+    haystacks = {
+        "database": "\n".join(dump),
+        "server log": server_log,
+        "worker log": caplog.text,
+        "judge requests": "\n".join(judge.requests),
+    }
+    assert len(judge.requests) == len(records) + 2
+    leaks = [
+        (where, value)
+        for value in raw_values
+        for form in variants(value)
+        for where, text in haystacks.items()
+        if form in text
+    ]
+    assert leaks == []
+    assert "<EMAIL_" in haystacks["database"] and "<IBAN_" in haystacks["judge requests"]
+    assert "Order A07 of 3 March 2026 cost 12.50 euros" in haystacks["database"]
+    kept, changed = consistency
+    assert [c["verdict"] for c in kept] == ["supported"]
+    assert [c["verdict"] for c in changed] != ["supported"]

@@ -1,0 +1,52 @@
+"""Settings: defaults, the environment, the settings file, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faithmon.config import Settings
+from faithmon.errors import ConfigError
+
+
+def test_defaults() -> None:
+    """With nothing set, every setting has its documented default."""
+    settings = Settings.from_env({})
+    assert settings.sample_rate == 1.0 and settings.scrub_scope == "record"
+    assert settings.sample_low_score is None and settings.retention_days == 30
+
+
+def test_file_then_environment(tmp_path: Path) -> None:
+    """The TOML file fills what the environment leaves; the environment wins."""
+    path = tmp_path / "faithmon.toml"
+    path.write_text(
+        'sample_rate = 0.25\nFAITHMON_SAMPLE_EXCLUDE = ["route=internal"]\nscrub_scope = "tenant"\n'
+    )
+    settings = Settings.from_env({"FAITHMON_CONFIG": str(path), "FAITHMON_SCRUB_SCOPE": "global"})
+    assert settings.sample_rate == 0.25
+    assert settings.sample_exclude == (("route", "internal"),)
+    assert settings.scrub_scope == "global"
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"FAITHMON_SAMPLE_RATE": "2"}, "FAITHMON_SAMPLE_RATE='2': must be between 0.0 and 1.0"),
+        ({"FAITHMON_SCRUB_SCOPE": "planet"}, "must be one of record, tenant, global"),
+        ({"FAITHMON_SAMPLE_INCLUDE": "billing"}, "expected label=value items"),
+        ({"FAITHMON_CONFIG": "/nonexistent/faithmon.toml"}, "No such file or directory"),
+    ],
+)
+def test_bad_values_name_the_setting(environ: dict[str, str], message: str) -> None:
+    """A value faithmon cannot use stops with the setting's name."""
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Settings.from_env(environ)
+
+
+def test_unknown_keys_in_the_file_are_refused(tmp_path: Path) -> None:
+    """A typo in the settings file is an error, not a setting silently ignored."""
+    path = tmp_path / "faithmon.toml"
+    path.write_text("sample_rat = 0.5\n")
+    with pytest.raises(ConfigError, match="unknown settings sample_rat"):
+        Settings.from_env({"FAITHMON_CONFIG": str(path)})
