@@ -47,7 +47,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -461,6 +461,8 @@ class Run:
     post_seconds: float
     peak_rss_mib: float
     retries_503: int
+    # faithmon only: records stored with a status other than pending (evicted, say).
+    not_pending: int = 0
 
     def as_json(self) -> dict[str, float]:
         return {
@@ -468,6 +470,7 @@ class Run:
             "post_seconds": self.post_seconds,
             "peak_rss_mib": self.peak_rss_mib,
             "retries_503": self.retries_503,
+            "not_pending": self.not_pending,
         }
 
 
@@ -508,7 +511,13 @@ def run_faithmon(payload: Payload, database_url: str, workdir: Path, tag: str) -
     engine = create_engine(database_url, poolclass=NullPool)
     try:
         with serve(f"faithmon serve ({tag})", command, env, port, workdir / f"{tag}.log") as server:
-            return _measure(server, payload, engine, "records")
+            run = _measure(server, payload, engine, "records")
+        # Every trace is whole, so every record should wait for the judge; an evicted
+        # trace (too many in flight) would be stored as incomplete_evidence instead.
+        with engine.connect() as connection:
+            query = "SELECT count(*) FROM records WHERE status <> 'pending'"
+            not_pending = int(connection.execute(text(query)).scalar_one())
+        return replace(run, not_pending=not_pending)
     finally:
         engine.dispose()
 
@@ -744,7 +753,7 @@ def _logged(label: str, run: Run, items: int) -> Run:
     print(
         f"  {label}: {items / run.seconds:,.0f} traces/s ({run.seconds:.2f}s, "
         f"POSTs {run.post_seconds:.2f}s, peak RSS {run.peak_rss_mib:.0f} MiB, "
-        f"{run.retries_503} × 503)",
+        f"{run.retries_503} × 503, {run.not_pending} records not pending)",
         file=sys.stderr,
         flush=True,
     )
@@ -815,6 +824,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elapsed = time.perf_counter() - started
 
     table = figures(results, payload)
+    not_pending = sum(r.not_pending for r in (*results.sqlite, *results.postgres))
     retries = {
         name: sum(r.retries_503 for r in runs)
         for name, runs in (
@@ -832,6 +842,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"goal ≥ 1,000 traces/s on SQLite: {'met' if sqlite_rate >= 1000 else 'MISSED'} "
         f"({number(sqlite_rate)} traces/s)",
         "503 answers retried: " + ", ".join(f"{k} {v}" for k, v in retries.items()),
+        f"records stored not pending (evicted or incomplete; should be 0): {not_pending}",
         *results.notes,
     ]
     if phoenix_version:
@@ -866,6 +877,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "goal_traces_per_second_sqlite": 1000,
         "goal_met": sqlite_rate >= 1000,
         "retries_503": retries,
+        "records_not_pending": not_pending,
         "skipped": results.notes,
         "phoenix_version": phoenix_version,
         "runs": {

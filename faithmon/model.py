@@ -80,6 +80,8 @@ class Claim:
     chunk: int | None = None
     quote: str | None = None
     critical: bool = False
+    flags: tuple[str, ...] = ()
+    """What the verifier noticed, e.g. ``evidence_mismatch`` (a quote not in its chunk)."""
 
 
 @dataclass(frozen=True, slots=True)

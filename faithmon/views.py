@@ -23,6 +23,7 @@ def claim_json(claim: Claim) -> dict[str, Any]:
         "chunk": claim.chunk,
         "quote": claim.quote,
         "critical": claim.critical,
+        "flags": list(claim.flags),
     }
 
 

@@ -214,7 +214,7 @@ def _to_judgement(row: EvaluationRow) -> Judgement:
     return Judgement(
         judge=row.judge,
         status=row.status,  # type: ignore[arg-type]
-        claims=tuple(Claim(**c) for c in row.claims),
+        claims=tuple(Claim(**{**c, "flags": tuple(c.get("flags", ()))}) for c in row.claims),
         error=row.error,
         usage=Usage(**row.usage),
         latency_ms=row.latency_ms,
