@@ -76,8 +76,8 @@ PRESIDIO_KINDS = {
 RECALL_GOAL = 0.95
 PRECISION_GOAL = 0.98
 SPEED_GOAL = 20.0
-# Examples of misses and false scrubs kept in the JSON, per system and list.
-EXAMPLES = 60
+# Examples of misses and false scrubs kept in the JSON, per format or type.
+EXAMPLES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +99,7 @@ class Label:
     end: int
     kind: str
     variant: str
-    """The format it is written in, e.g. ``us-paren`` for a phone number."""
+    """The format of a PII value (``us-paren`` for a phone number); a distractor's value."""
 
 
 @dataclass(slots=True)
@@ -624,10 +624,21 @@ class Score:
             "distractors": self.distractors,
             "false_scrubs": self.false_scrubs,
             "detections": self.detections,
-            "missed_examples": self.misses[:EXAMPLES],
-            "touched_distractor_examples": self.touched[:EXAMPLES],
-            "false_scrub_examples": self.strays[:EXAMPLES],
+            "missed_examples": _some(self.misses, "format"),
+            "touched_distractor_examples": _some(self.touched, "distractor"),
+            "false_scrub_examples": _some(self.strays, "kind"),
         }
+
+
+def _some(examples: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """The first ``EXAMPLES`` examples of each value of ``key``."""
+    seen: Counter[str] = Counter()
+    kept = []
+    for example in examples:
+        seen[example[key]] += 1
+        if seen[example[key]] <= EXAMPLES:
+            kept.append(example)
+    return kept
 
 
 def _covered(start: int, end: int, spans: Sequence[Span]) -> bool:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import click
 from sqlalchemy.orm import Session, sessionmaker
@@ -21,7 +21,7 @@ from .errors import ConfigError
 from .model import AlertSink, Judge, segment_key
 from .store import engine as store_engine
 from .store import repo
-from .views import claim_json, record_json
+from .views import record_json
 
 
 def _settings() -> Settings:
@@ -148,60 +148,38 @@ def _run_worker(
     )
 
 
-def _read_jsonl(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    for number, line in enumerate(stream, 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            yield number, None, f"line {number}: not JSON ({exc})"
-            continue
-        if not isinstance(item, dict):
-            yield number, None, f"line {number}: expected a JSON object"
-            continue
-        yield number, item, None
-
-
-def _score_line(judge: Judge, item: dict[str, Any]) -> dict[str, Any]:
-    contexts = item.get("retrieved_contexts")
-    question = item.get("user_input", "")
-    response = item.get("response")
-    if not isinstance(response, str):
-        raise ValueError("'response' must be a string")
-    if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
-        raise ValueError("'retrieved_contexts' must be a list of strings")
-    if not isinstance(question, str):
-        raise ValueError("'user_input' must be a string")
-    judgement = judge.judge(question, contexts, response)
-    return {
-        **item,
-        "faithfulness": judgement.faithfulness,
-        "status": judgement.status,
-        "claims": [claim_json(c) for c in judgement.claims],
-        "judge": judgement.judge,
-    }
-
-
 @main.command()
 @click.argument("file", type=click.File("r"))
 @click.option("-o", "--output", type=click.File("w"), default="-", help="Output JSONL (stdout).")
-def score(file: IO[str], output: IO[str]) -> None:
-    """Score a JSONL file of {user_input, response, retrieved_contexts}; no database."""
+@click.option(
+    "--judge",
+    "judge_name",
+    type=click.Choice(["offline", "openai"]),
+    default=None,
+    help="Judge to use (default: FAITHMON_JUDGE).",
+)
+def score(file: IO[str], output: IO[str], judge_name: str | None) -> None:
+    """Score a JSONL file of {user_input, response, retrieved_contexts}; no database.
+
+    DeepEval's names (input, actual_output, retrieval_context) are read too.
+    """
+    from .judge.jsonl import score_lines
+
     settings = _settings()
-    judge = runtime.make_judge(settings)
+    try:
+        judge = runtime.make_judge(settings, judge_name)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    lines = file.readlines()
     errors = 0
-    for number, item, error in _read_jsonl(file):
-        if item is not None:
-            try:
-                item = _score_line(judge, item)
-            except ValueError as exc:
-                error = f"line {number}: {exc}"
-        if error is not None:
-            errors += 1
-            click.echo(error, err=True)
-            item = {**(item or {}), "line": number, "status": "invalid_input", "error": error}
-        output.write(json.dumps(item, ensure_ascii=False) + "\n")
+    with click.progressbar(
+        lines, label="scoring", file=sys.stderr, show_pos=True, width=30
+    ) as progress:
+        for item, error in score_lines(judge, progress):
+            if error is not None:
+                errors += 1
+                click.echo(f"\n{error}", err=True)
+            output.write(json.dumps(item, ensure_ascii=False) + "\n")
     if errors:
         raise click.ClickException(f"{errors} lines could not be scored")
 

@@ -133,8 +133,26 @@ SETTINGS: tuple[Setting, ...] = (
             "Region used to read phone numbers written without a country code"),
     Setting("FAITHMON_SCRUB_DETECTORS", "scrub_detectors", "", _names,
             "Extra detectors, as module:callable (for example a Presidio or spaCy NER plug-in)"),
-    Setting("FAITHMON_JUDGE", "judge", "offline", _one_of("offline"),
-            "Judge to score records with: offline"),
+    Setting("FAITHMON_JUDGE", "judge", "offline", _one_of("offline", "openai"),
+            "Judge to score records with: offline (no network) or openai"),
+    Setting("FAITHMON_JUDGE_MODEL", "judge_model", "gpt-4o-mini", str,
+            "Model the openai judge asks"),
+    Setting("FAITHMON_JUDGE_BASE_URL", "judge_base_url", "", str,
+            "OpenAI-compatible endpoint, e.g. http://vllm:8000/v1 (unset: OpenAI's)"),
+    Setting("FAITHMON_JUDGE_API_KEY", "judge_api_key", "", str,
+            "API key of the judge endpoint (unset: OPENAI_API_KEY)"),
+    Setting("FAITHMON_JUDGE_MODE", "judge_mode", "one_call", _one_of("one_call", "two_call"),
+            "one_call (claims and verdicts together) or two_call (decompose, then verify)"),
+    Setting("FAITHMON_JUDGE_TIMEOUT", "judge_timeout", "30", _positive_float,
+            "Seconds per judge request attempt"),
+    Setting("FAITHMON_JUDGE_DEADLINE", "judge_deadline", "120", _positive_float,
+            "Seconds per trace for the judge, retries included"),
+    Setting("FAITHMON_JUDGE_MAX_ATTEMPTS", "judge_max_attempts", "3", _positive_int,
+            "Attempts per judge request on 408, 429, 5xx and timeouts"),
+    Setting("FAITHMON_JUDGE_CONCURRENCY", "judge_concurrency", "4", _positive_int,
+            "Judge requests in flight at once per process"),
+    Setting("FAITHMON_JUDGE_RPM", "judge_rpm", "0", _non_negative_float,
+            "Judge requests per minute per process; 0 means no limit"),
     Setting("FAITHMON_ASSEMBLY_QUIET_SECONDS", "assembly_quiet_seconds", "2.0",
             _non_negative_float,
             "Seconds after a trace's root span ends before its record is built"),
@@ -194,6 +212,15 @@ class Settings:
     scrub_phone_region: str
     scrub_detectors: tuple[str, ...]
     judge: str
+    judge_model: str
+    judge_base_url: str
+    judge_api_key: str
+    judge_mode: str
+    judge_timeout: float
+    judge_deadline: float
+    judge_max_attempts: int
+    judge_concurrency: int
+    judge_rpm: float
     assembly_quiet_seconds: float
     max_traces_in_flight: int
     max_spans_in_flight: int

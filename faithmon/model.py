@@ -101,6 +101,10 @@ class Judgement:
     error: str | None = None
     usage: Usage = Usage()
     latency_ms: float = 0.0
+    retryable: bool = False
+    """For a judge_error: whether trying again later may succeed (429, 5xx, timeouts)."""
+    raw: str | None = None
+    """For a judge_error: the judge's reply as it came, when there was one."""
 
     @property
     def faithfulness(self) -> float | None:

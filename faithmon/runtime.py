@@ -176,10 +176,31 @@ def store_pipeline(
     )
 
 
-def make_judge(settings: Settings) -> Judge:
-    if settings.judge == "offline":
+def make_judge(settings: Settings, name: str | None = None) -> Judge:
+    """The configured judge (or ``name``, as ``faithmon score --judge`` asks)."""
+    kind = name or settings.judge
+    if kind == "offline":
         return OfflineJudge()
-    raise ConfigError(f"unknown judge {settings.judge!r}")
+    if kind == "openai":
+        from .judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+
+        api_key = settings.judge_api_key or os.environ.get("OPENAI_API_KEY", "")
+        if not api_key:
+            raise ConfigError("the openai judge needs FAITHMON_JUDGE_API_KEY or OPENAI_API_KEY")
+        return OpenAIJudge(
+            OpenAIJudgeConfig(
+                model=settings.judge_model,
+                base_url=settings.judge_base_url or None,
+                api_key=api_key,
+                mode=settings.judge_mode,  # type: ignore[arg-type]
+                timeout=settings.judge_timeout,
+                deadline=settings.judge_deadline,
+                max_attempts=settings.judge_max_attempts,
+                max_concurrency=settings.judge_concurrency,
+                requests_per_minute=settings.judge_rpm,
+            )
+        )
+    raise ConfigError(f"unknown judge {kind!r}")
 
 
 def drift_config(settings: Settings) -> drift.DriftConfig:

@@ -29,7 +29,16 @@ _NON_CLAIM = re.compile(
     r"happy to help|i hope this helps|hope this helps|let me know if|is there anything else|"
     r"i (?:do not|don't) know|i'm not sure|i am not sure|i (?:can ?not|can't|am unable to|"
     r"was unable to) (?:find|answer|help|say|tell)|sorry|unfortunately,? i|"
-    r"(?:the|this) (?:context|information) (?:does not|doesn't) (?:say|mention|contain))",
+    r"(?:the|this) (?:context|information) (?:does not|doesn't) (?:say|mention|contain)|"
+    r"(?:sure|certainly|of course|okay|ok)[!.,]*$|here(?: is|'s| are) (?:a |an |the )?"
+    r"(?:summary|overview|answer|response|description|list)\b)",
+)
+# An abstention anywhere in a sentence: "..., the passages do not mention X".
+_ABSTAIN = re.compile(
+    r"\b(?:passages?|context|documents?|texts?|articles?|sources?|data|information) "
+    r"(?:do|does|did)(?: not|n't) (?:provide|mention|contain|include|say|specify|state|"
+    r"give|offer|indicate)|\bi (?:am|'m) (?:unable|not able) to\b|"
+    r"\bthere (?:is|are) no (?:mention|information|details?)\b"
 )
 
 
@@ -40,16 +49,24 @@ def normalise(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    text = _SPACE.sub(" ", text).strip()
-    if not text:
-        return []
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """Sentences, split at end punctuation and at line breaks (lists, headings)."""
+    found = []
+    for line in text.splitlines():
+        line = _SPACE.sub(" ", line).strip()
+        if line:
+            found.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return found
 
 
 def is_non_claim(sentence: str) -> bool:
-    """Greetings, abstentions, refusals and questions assert nothing checkable."""
+    """Greetings, abstentions, refusals, questions and intros ("Here is a summary:")."""
     norm = normalise(sentence)
-    return norm.endswith("?") or bool(_NON_CLAIM.match(norm)) or not _WORD.search(norm)
+    return (
+        norm.endswith(("?", ":"))
+        or bool(_NON_CLAIM.match(norm))
+        or bool(_ABSTAIN.search(norm))
+        or not _WORD.search(norm)
+    )
 
 
 def _stem(word: str) -> str:

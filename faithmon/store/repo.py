@@ -193,6 +193,7 @@ def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> b
         "lenient": judgement.lenient,
         "claims": [_claim_json(c) for c in judgement.claims],
         "error": judgement.error,
+        "raw": judgement.raw,
         "usage": asdict(judgement.usage),
         "latency_ms": judgement.latency_ms,
         "created_at": _now(),
@@ -216,6 +217,7 @@ def _to_judgement(row: EvaluationRow) -> Judgement:
         status=row.status,  # type: ignore[arg-type]
         claims=tuple(Claim(**{**c, "flags": tuple(c.get("flags", ()))}) for c in row.claims),
         error=row.error,
+        raw=row.raw,
         usage=Usage(**row.usage),
         latency_ms=row.latency_ms,
     )

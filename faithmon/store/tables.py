@@ -98,6 +98,7 @@ class EvaluationRow(Base):
     lenient: Mapped[float | None] = mapped_column(Float, nullable=True)
     claims: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    raw: Mapped[str | None] = mapped_column(Text, nullable=True)
     usage: Mapped[dict[str, int]] = mapped_column(JSONType)
     latency_ms: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,0 +1,94 @@
+"""Score JSONL lines without a database: RAGAS, DeepEval and plain field names.
+
+A line that cannot be read or lacks a field comes back as ``invalid_input``
+with the reason, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ..model import Judge, Judgement
+
+QUESTION_NAMES = ("user_input", "input", "question")
+RESPONSE_NAMES = ("response", "actual_output", "answer")
+CONTEXT_NAMES = ("retrieved_contexts", "retrieval_context", "contexts")
+
+
+def _first(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any]:
+    for name in names:
+        if name in item:
+            return name, item[name]
+    return None, None
+
+
+def fields(item: dict[str, Any]) -> tuple[str, list[str], str]:
+    """(question, contexts, response) from any of the accepted names; ValueError if not."""
+    _, question = _first(item, QUESTION_NAMES)
+    response_name, response = _first(item, RESPONSE_NAMES)
+    context_name, contexts = _first(item, CONTEXT_NAMES)
+    if response_name is None or not isinstance(response, str):
+        raise ValueError(f"'{response_name or RESPONSE_NAMES[0]}' must be a string")
+    if context_name is None or not isinstance(contexts, list):
+        raise ValueError(f"'{context_name or CONTEXT_NAMES[0]}' must be a list of strings")
+    if not all(isinstance(c, str) for c in contexts):
+        raise ValueError(f"'{context_name}' must be a list of strings")
+    if question is None:
+        question = ""
+    if not isinstance(question, str):
+        raise ValueError("the question must be a string")
+    return question, contexts, response
+
+
+def judgement_fields(judgement: Judgement) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "faithfulness": judgement.faithfulness,
+        "lenient": judgement.lenient,
+        "status": judgement.status,
+        "claims": [
+            {
+                "text": c.text,
+                "verdict": c.verdict,
+                "chunk": c.chunk,
+                "quote": c.quote,
+                "critical": c.critical,
+                "flags": list(c.flags),
+            }
+            for c in judgement.claims
+        ],
+        "judge": judgement.judge,
+        "usage": {
+            "calls": judgement.usage.calls,
+            "prompt_tokens": judgement.usage.prompt_tokens,
+            "completion_tokens": judgement.usage.completion_tokens,
+        },
+    }
+    if judgement.error is not None:
+        out["error"] = judgement.error
+    return out
+
+
+def score_lines(judge: Judge, lines: Iterable[str]) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """Each non-blank line back as a dict with the verdicts, and the error if it had one."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            error = f"line {number}: not JSON ({exc})"
+            yield {"line": number, "status": "invalid_input", "error": error}, error
+            continue
+        if not isinstance(item, dict):
+            error = f"line {number}: expected a JSON object"
+            yield {"line": number, "status": "invalid_input", "error": error}, error
+            continue
+        try:
+            question, contexts, response = fields(item)
+        except ValueError as exc:
+            error = f"line {number}: {exc}"
+            yield {**item, "line": number, "status": "invalid_input", "error": error}, error
+            continue
+        yield {**item, **judgement_fields(judge.judge(question, contexts, response))}, None

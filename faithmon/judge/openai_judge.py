@@ -1,0 +1,496 @@
+"""The LLM judge: any OpenAI-compatible endpoint through the ``openai`` client.
+
+One call per trace for every sentence the deterministic pre-checks leave open
+(or two, decompose then verify, in ``two_call`` mode). Replies climb a ladder:
+strict JSON schema, then JSON mode, then plain text parsed tolerantly, then one
+short repair call carrying only the bad output and the error. Every quote is
+verified against its chunk. One retry layer lives here (the client's own is
+off): up to ``max_attempts`` with jittered backoff honouring ``Retry-After``
+on 408, 429, 5xx, timeouts and connection errors; 400, 401, 403 and exhausted
+quota are permanent. A failure is a ``judge_error`` with its cause, never a score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlparse
+
+import openai
+from openai import OpenAI
+
+from ..model import Claim, Judgement, Usage, Verdict
+from . import prompts
+from . import text as t
+from .precheck import Prepared, is_critical, prepare
+from .verify import SchemaError, verify
+
+Mode = Literal["one_call", "two_call"]
+Format = Literal["json_schema", "json_object", "text"]
+_FORMATS: tuple[Format, ...] = ("json_schema", "json_object", "text")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIJudgeConfig:
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    mode: Mode = "one_call"
+    temperature: float = 0.0
+    seed: int | None = 7
+    timeout: float = 30.0
+    """Seconds per attempt."""
+    deadline: float = 120.0
+    """Seconds per trace, retries and backoff included."""
+    max_attempts: int = 3
+    max_concurrency: int = 4
+    requests_per_minute: float = 0.0
+    """0 means no limit."""
+    max_completion_tokens: int = 2048
+    cache_entries: int = 10_000
+    backoff: float = 0.5
+    """Seconds before the first retry without Retry-After; doubles, with jitter."""
+
+
+class JudgeFailure(Exception):
+    """A call that failed for good, or ran out of attempts; carries the cause."""
+
+    def __init__(self, cause: str, retryable: bool, raw: str | None = None) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.retryable = retryable
+        self.raw = raw
+
+
+class _Usage:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+    def add(self, usage: Any) -> None:
+        self.calls += 1
+        if usage is not None:
+            self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+            self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+
+    def frozen(self) -> Usage:
+        return Usage(self.calls, self.prompt_tokens, self.completion_tokens)
+
+
+class _RateLimiter:
+    """Spaces requests evenly to stay under a requests-per-minute budget."""
+
+    def __init__(self, per_minute: float) -> None:
+        self._interval = 60.0 / per_minute if per_minute > 0 else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        if not self._interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self._interval
+        if start > now:
+            time.sleep(start - now)
+
+
+def _retry_after(error: openai.APIStatusError) -> float | None:
+    value = error.response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _classify(error: Exception) -> tuple[bool, str]:
+    """(retryable, cause) for an exception raised by the openai client."""
+    if isinstance(error, openai.APITimeoutError):
+        return True, "timeout"
+    if isinstance(error, openai.APIConnectionError):
+        return True, f"connection error: {error}"
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        code = getattr(error, "code", None) or ""
+        if status == 429 and "insufficient_quota" in f"{code} {error.message}":
+            return False, "insufficient_quota"
+        retryable = status in (408, 429) or status >= 500
+        return retryable, f"HTTP {status}: {error.message}"[:300]
+    return False, f"{type(error).__name__}: {error}"[:300]
+
+
+def _object(content: str) -> dict[str, Any]:
+    parsed = _tolerant_json(content)
+    if not isinstance(parsed, dict):
+        raise ValueError("the reply is not a JSON object")
+    return parsed
+
+
+def _tolerant_json(content: str) -> Any:
+    """JSON, or the object between the first '{' and the last '}', trailing commas cut."""
+    try:
+        return json.loads(content)
+    except ValueError:
+        pass
+    start, end = content.find("{"), content.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("no JSON object in the reply")
+    candidate = re.sub(r",\s*([}\]])", r"\1", content[start : end + 1])
+    return json.loads(candidate)
+
+
+class OpenAIJudge:
+    """Judge with an LLM behind an OpenAI-compatible endpoint (see the module docstring)."""
+
+    def __init__(self, config: OpenAIJudgeConfig, client: OpenAI | None = None) -> None:
+        self.config = config
+        self._client = client or OpenAI(
+            api_key=config.api_key,
+            base_url=config.base_url,
+            max_retries=0,  # the one retry layer is ours
+            timeout=config.timeout,
+        )
+        self._format: Format = "json_schema"
+        self._format_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        self._limiter = _RateLimiter(config.requests_per_minute)
+        self._cache: OrderedDict[str, tuple[Claim, ...]] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        host = urlparse(str(self._client.base_url)).netloc or "default"
+        suffix = "/2call" if config.mode == "two_call" else ""
+        self._name = (
+            f"openai:{config.model}@{host}/{prompts.PROMPT_ID}#{prompts.PROMPT_HASH}{suffix}"
+        )
+
+    @property
+    def name(self) -> str:
+        """The judge configuration's fingerprint: kind, model, endpoint, prompt id and hash."""
+        return self._name
+
+    # -- the Judge protocol ------------------------------------------------
+
+    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
+        started = time.perf_counter()
+        usage = _Usage()
+        prepared = prepare(chunks, answer)
+
+        def done(status: Any, claims: Sequence[Claim] = (), **extra: Any) -> Judgement:
+            return Judgement(
+                judge=self.name,
+                status=status,
+                claims=tuple(claims),
+                usage=usage.frozen(),
+                latency_ms=(time.perf_counter() - started) * 1000,
+                **extra,
+            )
+
+        if not prepared.has_claims:
+            return done("no_claims")
+        if not any(chunk.strip() for chunk in chunks):
+            claims = [
+                Claim(s, "unsupported", critical=is_critical(s))
+                for i, s in enumerate(prepared.sentences)
+                if i in prepared.resolved or i in prepared.targets
+            ]
+            return done("empty_context", claims)
+        if not prepared.targets:
+            return done("ok", [prepared.resolved[i] for i in sorted(prepared.resolved)])
+        key = self._cache_key(question, chunks, answer)
+        cached = self._cached(key)
+        if cached is None:
+            deadline = time.monotonic() + self.config.deadline
+            try:
+                judged = self._judge_targets(question, chunks, prepared, usage, deadline)
+            except JudgeFailure as failure:
+                return done(
+                    "judge_error",
+                    error=failure.cause,
+                    retryable=failure.retryable,
+                    raw=failure.raw,
+                )
+            self._remember(key, judged)
+            cached = judged
+        by_sentence: dict[int, list[Claim]] = {i: [c] for i, c in prepared.resolved.items()}
+        for claim in cached:
+            index = prepared.sentences.index(claim.text) if claim.text in prepared.sentences else -1
+            by_sentence.setdefault(index, []).append(claim)
+        ordered = [c for i in sorted(by_sentence) for c in by_sentence[i]]
+        return done("ok", ordered)
+
+    # -- one or two calls ------------------------------------------------------
+
+    def _judge_targets(
+        self,
+        question: str,
+        chunks: Sequence[str],
+        prepared: Prepared,
+        usage: _Usage,
+        deadline: float,
+    ) -> tuple[Claim, ...]:
+        if self.config.mode == "two_call":
+            return self._two_calls(question, chunks, prepared, usage, deadline)
+        message = prompts.claims_message(question, chunks, prepared.sentences, prepared.targets)
+
+        def claims_from(reply: dict[str, Any]) -> tuple[Claim, ...]:
+            claims = []
+            for item in reply["claims"]:
+                sentence = int(item["sentence"])
+                if sentence not in prepared.targets:
+                    raise SchemaError(f"claim for sentence S{sentence}, which was not asked")
+                claims.append(self._claim(item, prepared.sentences[sentence], item["claim"]))
+            if not claims:
+                raise ValueError("no claims for the sentences asked")
+            return verify(claims, chunks)
+
+        return self._structured(
+            prompts.SYSTEM, message, prompts.CLAIMS_SCHEMA, "claims", usage, deadline, claims_from
+        )
+
+    def _two_calls(
+        self,
+        question: str,
+        chunks: Sequence[str],
+        prepared: Prepared,
+        usage: _Usage,
+        deadline: float,
+    ) -> tuple[Claim, ...]:
+        message = prompts.decompose_message(question, prepared.sentences, prepared.targets)
+
+        def pending_from(reply: dict[str, Any]) -> list[tuple[str, str]]:
+            pending = []
+            for item in reply["claims"]:
+                sentence = int(item["sentence"])
+                if sentence not in prepared.targets:
+                    raise SchemaError(f"claim for sentence S{sentence}, which was not asked")
+                pending.append((prepared.sentences[sentence], str(item["claim"])))
+            if not pending:
+                raise ValueError("no claims for the sentences asked")
+            return pending
+
+        pending = self._structured(
+            prompts.DECOMPOSE_SYSTEM,
+            message,
+            prompts.DECOMPOSE_SCHEMA,
+            "decompose",
+            usage,
+            deadline,
+            pending_from,
+        )
+
+        def claims_from(reply: dict[str, Any]) -> tuple[Claim, ...]:
+            claims = []
+            for item in reply["verdicts"]:
+                index = int(item["claim"])
+                if not 0 <= index < len(pending):
+                    raise SchemaError(f"verdict for claim K{index}, which was not asked")
+                sentence, claim = pending[index]
+                claims.append(self._claim(item, sentence, claim))
+            return verify(claims, chunks)
+
+        return self._structured(
+            prompts.VERIFY_SYSTEM,
+            prompts.verify_message(chunks, [claim for _, claim in pending]),
+            prompts.VERIFY_SCHEMA,
+            "verify",
+            usage,
+            deadline,
+            claims_from,
+        )
+
+    @staticmethod
+    def _claim(item: dict[str, Any], sentence: str, claim_text: str) -> Claim:
+        verdict = item["verdict"]
+        if verdict not in prompts.VERDICTS:
+            raise SchemaError(f"unknown verdict {verdict!r}")
+        chunk = item.get("chunk")
+        quote = item.get("quote") or None
+        typed: Verdict = verdict
+        return Claim(
+            text=sentence,
+            verdict=typed,
+            chunk=int(chunk) if chunk is not None else None,
+            quote=quote,
+            critical=is_critical(str(claim_text)),
+        )
+
+    # -- the output ladder -------------------------------------------------------
+
+    def _structured(
+        self,
+        system: str,
+        message: str,
+        schema: dict[str, Any],
+        name: str,
+        usage: _Usage,
+        deadline: float,
+        validate: Callable[[dict[str, Any]], T],
+    ) -> T:
+        """Ask, parse and validate; one repair call for a reply that does not parse or fit."""
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": message}]
+        content = self._complete_with_format(messages, schema, name, usage, deadline)
+        try:
+            return validate(_object(content))
+        except SchemaError as exc:  # an answer that breaks the contract is not repaired
+            raise JudgeFailure(f"schema error: {exc}", False, content) from None
+        except (ValueError, KeyError, TypeError, IndexError) as first_error:
+            error = f"{type(first_error).__name__}: {first_error}"
+        repair = [
+            {"role": "system", "content": prompts.REPAIR_SYSTEM},
+            {"role": "user", "content": prompts.repair_message(schema, content, error)},
+        ]
+        repaired = self._complete_with_format(repair, schema, name, usage, deadline)
+        try:
+            return validate(_object(repaired))
+        except SchemaError as exc:
+            raise JudgeFailure(f"schema error: {exc}", False, repaired) from None
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            raise JudgeFailure(f"unusable reply after repair: {exc}", False, content) from None
+
+    def _complete_with_format(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        name: str,
+        usage: _Usage,
+        deadline: float,
+    ) -> str:
+        while True:
+            current = self._format
+            try:
+                return self._complete(messages, schema, name, current, usage, deadline)
+            except JudgeFailure as failure:
+                if failure.retryable or not failure.cause.startswith("HTTP 400"):
+                    raise
+                with self._format_lock:
+                    # The endpoint refused this response_format: remember the next rung.
+                    if self._format == current and current != "text":
+                        self._format = _FORMATS[_FORMATS.index(current) + 1]
+                    elif self._format == current:
+                        raise
+                continue
+
+    def _complete(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        name: str,
+        fmt: Format,
+        usage: _Usage,
+        deadline: float,
+    ) -> str:
+        response_format: Any
+        sent = list(messages)
+        if fmt == "json_schema":
+            response_format = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
+        elif fmt == "json_object":
+            response_format = {"type": "json_object"}
+            sent[0] = {
+                "role": "system",
+                "content": messages[0]["content"]
+                + "\nReply with JSON matching: "
+                + json.dumps(schema),
+            }
+        else:
+            response_format = openai.NOT_GIVEN
+            sent[0] = {
+                "role": "system",
+                "content": messages[0]["content"]
+                + "\nReply with JSON only, matching: "
+                + json.dumps(schema),
+            }
+
+        def call() -> str:
+            extra: dict[str, Any] = {}
+            if self.config.seed is not None:
+                extra["seed"] = self.config.seed
+            response = self._client.chat.completions.create(
+                model=self.config.model,
+                messages=sent,  # type: ignore[arg-type]
+                temperature=self.config.temperature,
+                max_completion_tokens=self.config.max_completion_tokens,
+                response_format=response_format,
+                timeout=max(0.1, min(self.config.timeout, deadline - time.monotonic())),
+                **extra,
+            )
+            usage.add(response.usage)
+            if not response.choices:
+                raise JudgeFailure("the reply has no choices", False)
+            choice = response.choices[0]
+            content = choice.message.content or ""
+            if choice.finish_reason == "length":
+                raise JudgeFailure("the reply was cut at the token limit", False, content)
+            return content
+
+        return self._attempts(call, deadline)
+
+    # -- the one retry layer ------------------------------------------------------
+
+    def _attempts(self, call: Callable[[], T], deadline: float) -> T:
+        cause = "no attempt made"
+        for attempt in range(self.config.max_attempts):
+            if time.monotonic() >= deadline:
+                raise JudgeFailure(f"deadline passed after: {cause}", True)
+            self._limiter.wait()
+            with self._slots:
+                try:
+                    return call()
+                except JudgeFailure:
+                    raise
+                except openai.OpenAIError as error:
+                    retryable, cause = _classify(error)
+                    if not retryable:
+                        raise JudgeFailure(cause, False) from None
+                    wait = _retry_after(error) if isinstance(error, openai.APIStatusError) else None
+            if wait is None:
+                wait = min(8.0, self.config.backoff * 2**attempt) * random.uniform(0.8, 1.2)
+            if attempt + 1 < self.config.max_attempts:
+                remaining = deadline - time.monotonic()
+                if wait >= remaining:
+                    raise JudgeFailure(f"deadline too near to retry after: {cause}", True)
+                time.sleep(wait)
+        raise JudgeFailure(f"{self.config.max_attempts} attempts failed; last: {cause}", True)
+
+    # -- cache of verdicts ---------------------------------------------------------
+
+    def _cache_key(self, question: str, chunks: Sequence[str], answer: str) -> str:
+        document = {
+            "prompt": prompts.PROMPT_HASH,
+            "mode": self.config.mode,
+            "model": self.config.model,
+            "endpoint": str(self._client.base_url),
+            "temperature": self.config.temperature,
+            "seed": self.config.seed,
+            "question": t.normalise(question),
+            "answer": t.normalise(answer),
+            "chunks": [hashlib.sha256(t.normalise(c).encode()).hexdigest() for c in chunks],
+        }
+        return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+    def _cached(self, key: str) -> tuple[Claim, ...] | None:
+        with self._cache_lock:
+            found = self._cache.get(key)
+            if found is not None:
+                self._cache.move_to_end(key)
+            return found
+
+    def _remember(self, key: str, claims: tuple[Claim, ...]) -> None:
+        with self._cache_lock:
+            self._cache[key] = claims
+            while len(self._cache) > self.config.cache_entries:
+                self._cache.popitem(last=False)

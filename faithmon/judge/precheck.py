@@ -1,0 +1,49 @@
+"""Deterministic work before any LLM call: sentences, non-claims, verbatim support.
+
+A sentence found (normalised) inside a chunk is supported with itself as the
+quote; a greeting, abstention or question asserts nothing. Only what is left
+goes to the LLM, so copy-heavy answers often cost no call at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..model import Claim
+from . import text as t
+
+
+def is_critical(sentence: str) -> bool:
+    """Numbers, amounts, dates and named entities make a claim critical."""
+    words = sentence.split()
+    return bool(t.numbers(sentence)) or any(w[:1].isupper() for w in words[1:])
+
+
+@dataclass(slots=True)
+class Prepared:
+    sentences: list[str]
+    resolved: dict[int, Claim] = field(default_factory=dict)
+    targets: list[int] = field(default_factory=list)
+
+    @property
+    def has_claims(self) -> bool:
+        return bool(self.resolved or self.targets)
+
+
+def prepare(chunks: Sequence[str], answer: str) -> Prepared:
+    sentences = t.sentences(answer)
+    prepared = Prepared(sentences)
+    normalised_chunks = [t.normalise(chunk) for chunk in chunks]
+    for index, sentence in enumerate(sentences):
+        if t.is_non_claim(sentence):
+            continue
+        needle = t.normalise(t.strip_end(sentence))
+        found = next((i for i, c in enumerate(normalised_chunks) if needle and needle in c), None)
+        if found is None:
+            prepared.targets.append(index)
+        else:
+            prepared.resolved[index] = Claim(
+                sentence, "supported", found, t.strip_end(sentence), is_critical(sentence)
+            )
+    return prepared

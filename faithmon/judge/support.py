@@ -1,0 +1,202 @@
+"""Lexical support of a claim by its context: soft word matching, numbers, entities.
+
+``Evidence(chunks, question)`` indexes the context once: the stems of every content
+word (camelCase keys split, so ``"OutdoorSeating"`` gives "outdoor" and "seating"), the
+canonical numbers (digits and number words) and each chunk's sentences.
+``Evidence.check(claim)`` then says which of the claim's content words, numbers and
+names are found anywhere in the context (a paraphrase spreads its words over several
+sentences), and which chunk sentence is the best quote for it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import numbers as num
+from . import text as t
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
+_TOKEN = re.compile(
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:st|nd|rd|th)?"
+    r"|(?P<word>[A-Za-z]+(?:-[A-Za-z]+)*)"
+)
+# Words that carry no checkable content of their own: units that a number already
+# pins down, currency names, and the words answers use to talk about their sources.
+UNIT_WORDS = frozenset(
+    """percent per cent dollar dollars usd eur euro euros pound pounds
+    according based provided given passage passages context article text information
+    summary overview data structured source sources mention mentions mentioned state states
+    stated note notes noted""".split()
+)
+# Connectives, hedges and generic verbs, adjectives and nouns that paraphrases and
+# summaries add freely: their absence from the context says little.
+GENERIC_WORDS = frozenset(
+    """however overall while whilst despite although though additionally addition further
+    furthermore moreover therefore thus hence meanwhile instead otherwise rather still yet
+    even well both either neither another other others various several many much few
+    lot lots number numerous multiple particular particularly specific specifically certain
+    general generally total example instance include includes including included
+    offer offers offered offering provide provides providing available availability option
+    options variety range feature features featuring known describe described describes
+    appear appears appeared seem seems seemed make makes made making use uses used using
+    find finds found consider considered considering regard regarding regarded term terms
+    like due during through throughout after before until since upon within without along
+    among across toward towards around every one ones ever never always often usually
+    typically sometimes also again already now currently recently soon later first second
+    finally lastly main mainly important importantly key significant significantly
+    potential potentially possible possibly likely unlikely able unable answer question
+    word words step steps ensure sure need needs needed help helps way ways thing things
+    kind type types aspect aspects part parts whole set get gets got come comes came
+    take takes took give gives gave show shows showed shown place places high highly
+    located location situated area""".split()
+)
+_STOP = t.STOPWORDS | t.NEGATIONS | UNIT_WORDS | GENERIC_WORDS | frozenset(
+    """not n't s t re ve ll d m am pm""".split()
+)
+US_STATES = {
+    "AL": "alabama", "AK": "alaska", "AZ": "arizona", "AR": "arkansas", "CA": "california",
+    "CO": "colorado", "CT": "connecticut", "DE": "delaware", "FL": "florida", "GA": "georgia",
+    "HI": "hawaii", "ID": "idaho", "IL": "illinois", "IN": "indiana", "IA": "iowa",
+    "KS": "kansas", "KY": "kentucky", "LA": "louisiana", "ME": "maine", "MD": "maryland",
+    "MA": "massachusetts", "MI": "michigan", "MN": "minnesota", "MS": "mississippi",
+    "MO": "missouri", "MT": "montana", "NE": "nebraska", "NV": "nevada",
+    "NH": "new hampshire", "NJ": "new jersey", "NM": "new mexico", "NY": "new york",
+    "NC": "north carolina", "ND": "north dakota", "OH": "ohio", "OK": "oklahoma",
+    "OR": "oregon", "PA": "pennsylvania", "RI": "rhode island", "SC": "south carolina",
+    "SD": "south dakota", "TN": "tennessee", "TX": "texas", "UT": "utah", "VT": "vermont",
+    "VA": "virginia", "WA": "washington", "WV": "west virginia", "WI": "wisconsin",
+    "WY": "wyoming", "DC": "district columbia", "UK": "united kingdom", "US": "united states",
+    "USA": "united states", "EU": "european union", "UN": "united nations",
+}  # fmt: skip
+# "passage 2", "[1]", "Document 3": references to the sources, not facts.
+_REFERENCE = re.compile(
+    r"\[\d+\]|\b(?:passage|document|source|chunk|context|review|paragraph)s? ?#?\d+\b",
+    re.IGNORECASE,
+)
+# A capitalised word right after one of these starts a sentence, clause or list item.
+_OPENERS = frozenset('.:;!?"(*-•#>')
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem, then a cut to six letters: "reported" ~ "reporting"."""
+    for suffix in ("ies", "ied", "ing", "ed", "es", "ly", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return word[:6]
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    words: tuple[str, ...]
+    """Stems of the content words, in order."""
+    names: tuple[str, ...]
+    """Stems of capitalised words that do not start the text: likely names."""
+    numbers: tuple[str, ...]
+    """Canonical numbers written with digits."""
+    number_words: tuple[str, ...]
+    """Canonical values of numbers written as words ("four" → "4")."""
+
+
+def tokens(text: str) -> Tokens:
+    text = _CAMEL.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    text = _REFERENCE.sub(" ", text)
+    words: list[str] = []
+    names: list[str] = []
+    numbers: list[str] = []
+    number_words: list[str] = []
+    for match in _TOKEN.finditer(text):
+        digits = match.group("num")
+        if digits is not None:
+            numbers.append(num.canonical(digits))
+            continue
+        raw = match.group("word")
+        before = text[: match.start()].rstrip()[-1:]
+        first = not before or before in _OPENERS
+        lower = US_STATES.get(raw, raw).lower() if raw.isupper() else raw.lower()
+        for part in lower.split("-") if num.word_value(lower) is None else (lower,):
+            value = num.word_value(part)
+            if value is not None:
+                # Soft: "one of them" need not be a number; matches "#4" from "4.0".
+                number_words.append(value)
+                words.append("#" + value)
+                continue
+            if part in _STOP or len(part) < 2:
+                continue
+            stemmed = stem(num.MONTH_ABBREVIATIONS.get(part, part))
+            words.append(stemmed)
+            if raw[:1].isupper() and not first:
+                names.append(stemmed)
+    return Tokens(tuple(words), tuple(names), tuple(numbers), tuple(number_words))
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """How much of one claim the context covers."""
+
+    words: int
+    missing_words: tuple[str, ...]
+    missing_names: tuple[str, ...]
+    missing_numbers: tuple[str, ...]
+    chunk: int | None
+    quote: str | None
+    quote_coverage: float
+
+    @property
+    def missing_share(self) -> float:
+        return len(self.missing_words) / self.words if self.words else 0.0
+
+
+class Evidence:
+    """The context of one answer, indexed once for every claim of it."""
+
+    def __init__(self, chunks: Sequence[str], question: str = "") -> None:
+        self.words: set[str] = set()
+        self.numbers: set[str] = set()
+        self.sentences: list[tuple[int, str, frozenset[str], frozenset[str]]] = []
+        for index, chunk in enumerate(chunks):
+            for sentence in t.sentences(chunk):
+                found = tokens(sentence)
+                nums = frozenset(found.numbers) | frozenset(found.number_words)
+                self.sentences.append((index, sentence, frozenset(found.words), nums))
+                self.words.update(found.words)
+                self.words.update("#" + n for n in nums)
+                self.numbers.update(nums)
+            implied_words, implied_numbers = num.implied(chunk)
+            self.words.update(stem(w) for w in implied_words)
+            self.numbers.update(implied_numbers)
+            self.words.update("#" + n for n in implied_numbers)
+        question_tokens = tokens(question)
+        self.question_words = frozenset(question_tokens.words)
+
+    def check(self, claim: str) -> Check:
+        found = tokens(claim)
+        known = self.words | self.question_words
+        missing_words = tuple(w for w in found.words if w not in known)
+        missing_names = tuple(w for w in found.names if w not in known)
+        missing_numbers = tuple(n for n in found.numbers if n not in self.numbers)
+        chunk, quote, coverage = self._quote(set(found.words), set(found.numbers))
+        return Check(
+            words=len(found.words),
+            missing_words=missing_words,
+            missing_names=missing_names,
+            missing_numbers=missing_numbers,
+            chunk=chunk,
+            quote=quote,
+            quote_coverage=coverage,
+        )
+
+    def _quote(self, words: set[str], numbers: set[str]) -> tuple[int | None, str | None, float]:
+        """The chunk sentence sharing most of the claim's words and numbers."""
+        wanted = len(words) + len(numbers)
+        best: tuple[int | None, str | None, float] = (None, None, -1.0)
+        for index, sentence, sentence_words, sentence_numbers in self.sentences:
+            shared = len(words & sentence_words) + len(numbers & sentence_numbers)
+            coverage = shared / wanted if wanted else 0.0
+            if coverage > best[2]:
+                best = (index, sentence, coverage)
+        return best
