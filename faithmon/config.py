@@ -157,9 +157,12 @@ SETTINGS: tuple[Setting, ...] = (
             _non_negative_float,
             "Seconds after a trace's root span ends before its record is built"),
     Setting("FAITHMON_MAX_TRACES_IN_FLIGHT", "max_traces_in_flight", "10000", _positive_int,
-            "Traces buffered for assembly; past it the oldest are flushed early"),
+            "Traces buffered for assembly; near it the receiver answers 503, past it the "
+            "oldest are stored early as incomplete"),
     Setting("FAITHMON_MAX_SPANS_IN_FLIGHT", "max_spans_in_flight", "500000", _positive_int,
             "Spans and log records buffered for assembly; past it the receiver answers 503"),
+    Setting("FAITHMON_MAX_BUFFER_MB", "max_buffer_mb", "512", _positive_int,
+            "Megabytes of spans buffered for assembly; past it the receiver answers 503"),
     Setting("FAITHMON_MAX_BODY_BYTES", "max_body_bytes", str(64 * 1024 * 1024), _positive_int,
             "Largest OTLP request body accepted, after decompression"),
     Setting("FAITHMON_WORKER_SCORE_INTERVAL", "score_interval", "10", _positive_float,
@@ -224,6 +227,7 @@ class Settings:
     assembly_quiet_seconds: float
     max_traces_in_flight: int
     max_spans_in_flight: int
+    max_buffer_mb: int
     max_body_bytes: int
     score_interval: float
     drift_interval: float

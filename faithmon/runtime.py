@@ -160,6 +160,7 @@ def make_pipeline(
         quiet_seconds=settings.assembly_quiet_seconds if quiet_seconds is None else quiet_seconds,
         max_traces=settings.max_traces_in_flight,
         max_items=settings.max_spans_in_flight,
+        max_bytes=settings.max_buffer_mb * 1024 * 1024,
     )
 
 

@@ -30,6 +30,21 @@ class _Pending:
     items: list[TraceItem] = field(default_factory=list)
     has_root: bool = False
     reopened: bool = False
+    size: int = 0
+
+
+def approximate_size(item: TraceItem) -> int:
+    """Bytes an item holds, roughly: its string values plus a fixed overhead."""
+    total = 400
+    for value in item.attributes.values():
+        if isinstance(value, str):
+            total += len(value)
+    if isinstance(item, IngestSpan):
+        for event in item.events:
+            total += 200 + sum(len(v) for v in event.attributes.values() if isinstance(v, str))
+    elif isinstance(item.body, str):
+        total += len(item.body)
+    return total
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +75,7 @@ class TraceAssembler:
         self._remember = remember
         self._evicted: list[Assembled] = []
         self.items_in_flight = 0
+        self.bytes_in_flight = 0
         self.evicted_total = 0
 
     def __len__(self) -> int:
@@ -76,10 +92,15 @@ class TraceAssembler:
                     pending.items.extend(earlier)
                     pending.has_root = any(_is_root(i) for i in earlier)
                     pending.reopened = True
+                    pending.size = sum(approximate_size(i) for i in earlier)
                     self.items_in_flight += len(earlier)
+                    self.bytes_in_flight += pending.size
                 self._pending[item.trace_id] = pending
             pending.items.append(item)
             pending.last_seen_ns = now
+            size = approximate_size(item)
+            pending.size += size
+            self.bytes_in_flight += size
             self.items_in_flight += 1
             if _is_root(item):
                 pending.has_root = True
@@ -90,6 +111,7 @@ class TraceAssembler:
 
     def _release(self, pending: _Pending, incomplete: str | None = None) -> Assembled:
         self.items_in_flight -= len(pending.items)
+        self.bytes_in_flight -= pending.size
         trace_id = pending.items[0].trace_id
         self._released[trace_id] = pending.items
         while len(self._released) > self._remember:

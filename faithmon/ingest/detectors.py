@@ -12,6 +12,7 @@ number ("order 4155550100" is an order id, "firmware 2.4.18.1" a version).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Callable
@@ -50,25 +51,61 @@ def emails(text: str) -> list[Found]:
     return [Found(m.start(), m.end(), "EMAIL", m.group(0).lower()) for m in _EMAIL.finditer(text)]
 
 
+# Runs of at least seven digits with the separators phone numbers use; only these
+# are handed to phonenumbers, which is by far the costliest detector.
+_PHONE_CANDIDATE = re.compile(r"(?<![\w.+-])\+?\(?\d[\d\s().\-/]{5,20}\d(?![\w-])")
+
+
+@functools.lru_cache(maxsize=8192)
+def _phone_e164(raw: str, region: str) -> str | None:
+    """The E.164 form of a valid phone number, else None (cached: numbers recur)."""
+    try:
+        number = phonenumbers.parse(raw, region)
+    except phonenumbers.NumberParseException:
+        return None
+    if not phonenumbers.is_valid_number(number):
+        return None
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{4}$")
+
+
+def _national_lengths(region: str) -> frozenset[int]:
+    """Digit counts a national number of ``region`` can have, with or without its prefix."""
+    metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    if metadata is None or metadata.general_desc is None:
+        return frozenset(range(7, 16))
+    lengths = set(metadata.general_desc.possible_length or range(7, 16))
+    prefix = metadata.national_prefix or ""
+    return frozenset(lengths | {n + len(prefix) for n in lengths})
+
+
 def phone_detector(region: str) -> Detector:
     """Phone numbers valid for ``phonenumbers``: international anywhere, national in ``region``."""
+    national = _national_lengths(region)
 
     def phones(text: str) -> list[Found]:
         found = []
-        for match in phonenumbers.PhoneNumberMatcher(
-            text, region, leniency=phonenumbers.Leniency.VALID
-        ):
-            raw = match.raw_string
-            if raw.isdigit() and _preceded_by_identifier_word(text, match.start):
+        for candidate in _PHONE_CANDIDATE.finditer(text):
+            raw = candidate.group(0).rstrip(" ().-/")
+            digits = sum(c.isdigit() for c in raw)
+            # Cheap refusals before the costly parse: too short, the wrong length for
+            # a national number, a date, or an identifier ("order 4155550132").
+            if digits < 7 or (not raw.startswith("+") and digits not in national):
                 continue
-            e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
-            found.append(Found(match.start, match.end, "PHONE", e164))
+            if _DATE.match(raw) or _preceded_by_identifier_word(text, candidate.start()):
+                continue
+            e164 = _phone_e164(raw, region)
+            if e164 is not None:
+                start = candidate.start()
+                found.append(Found(start, start + len(raw), "PHONE", e164))
         return found
 
     return phones
 
 
-_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_CARD = re.compile(r"(?<![\w-])(?:\d[ -]?){12,18}\d(?![\w-])")
 _CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|22)|35|62)")
 
 
@@ -128,6 +165,8 @@ _SSN_LABELLED = re.compile(r"(?i)\b(?:SSN|social security(?: number)?)\b\W{0,3}(
 
 
 def ssns(text: str) -> list[Found]:
+    if "-" not in text and "ss" not in text.lower():
+        return []
     found = [
         Found(m.start(), m.end(), "SSN", m.group(0).replace("-", "")) for m in _SSN.finditer(text)
     ]
@@ -136,7 +175,9 @@ def ssns(text: str) -> list[Found]:
 
 
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+# An address may end a clause ("block 2001:db8::1: it ..."): a colon then a non-hex
+# character does not continue it.
+_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w])(?!:[0-9A-Fa-f:])")
 
 
 def ips(text: str) -> list[Found]:
@@ -152,33 +193,39 @@ def ips(text: str) -> list[Found]:
     if ":" in text:
         for match in _IPV6.finditer(text):
             raw = match.group(0)
+            if raw.endswith(":") and not raw.endswith("::"):
+                raw = raw[:-1]  # the colon ends the clause, not the address
             if raw.count(":") < 2 or (raw.replace(":", "").isdigit() and "::" not in raw):
                 continue  # times such as 14:00:59
             try:
                 address6 = ipaddress.IPv6Address(raw)
             except ValueError:
                 continue
-            found.append(Found(match.start(), match.end(), "IP", str(address6)))
+            found.append(Found(match.start(), match.start() + len(raw), "IP", str(address6)))
     return found
 
 
-_SECRETS = [
-    re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
-]
+# One pass for all token shapes: each alternative is a known key or token format.
+_SECRET_TOKENS = re.compile(
+    r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"
+    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b"
+    r"|github_pat_[A-Za-z0-9_]{22,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,})"
+)
 _BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{16,})")
 _URL_CREDENTIALS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://([^\s/:@]+:[^\s/@]+)@")
 
 
+_SECRET_HINTS = ("sk-", "_live_", "_test_", "AKIA", "ASIA", "gh", "xox", "eyJ", "earer", "://")
+
+
 def secrets(text: str) -> list[Found]:
-    found = []
-    for pattern in _SECRETS:
-        found += [Found(m.start(), m.end(), "SECRET", m.group(0)) for m in pattern.finditer(text)]
+    if not any(hint in text for hint in _SECRET_HINTS):
+        return []
+    found = [Found(m.start(), m.end(), "SECRET", m.group(0)) for m in _SECRET_TOKENS.finditer(text)]
     for pattern in (_BEARER, _URL_CREDENTIALS):
         found += [Found(m.start(1), m.end(1), "SECRET", m.group(1)) for m in pattern.finditer(text)]
     return found

@@ -53,6 +53,8 @@ class Pipeline:
         save_feedback: SaveFeedbackFn | None = None,
         max_items: int = 500_000,
         save_sampling: SaveSamplingFn | None = None,
+        max_bytes: int = 512 * 1024 * 1024,
+        save_batch: int = 500,
     ) -> None:
         self._save = save
         self._save_feedback = save_feedback
@@ -67,6 +69,9 @@ class Pipeline:
         self._backlog: deque[RagRecord] = deque()
         self._max_backlog = max_backlog
         self._max_items = max_items
+        self._max_bytes = max_bytes
+        self._max_traces = max_traces
+        self._save_batch = save_batch
         self._save_sampling = save_sampling
         self._tallies: Counter[tuple[datetime, str, str]] = Counter()
         self._segments: dict[str, Mapping[str, str]] = {}
@@ -79,14 +84,22 @@ class Pipeline:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
+    def _full(self, extra_items: int = 0) -> str | None:
+        assembler = self._assembler
+        if assembler.items_in_flight + extra_items > self._max_items:
+            return f"{assembler.items_in_flight} spans wait for assembly"
+        if assembler.bytes_in_flight >= self._max_bytes:
+            return f"{assembler.bytes_in_flight // 1_000_000} MB of spans wait for assembly"
+        # Answer 503 before the trace bound forces evictions, which store traces
+        # as incomplete: exporters retry, evictions lose the chance to score.
+        if len(assembler) >= self._max_traces * 0.9:
+            return f"{len(assembler)} traces wait for assembly"
+        return None
+
     @property
     def saturated(self) -> bool:
-        """True while the store is failing or the buffered spans reach their bound."""
-        return bool(
-            self._backlog
-            or self._feedback_backlog
-            or self._assembler.items_in_flight >= self._max_items
-        )
+        """True while the store is failing or the buffer is near one of its bounds."""
+        return bool(self._backlog or self._feedback_backlog or self._full())
 
     def submit(self, items: Sequence[TraceItem]) -> None:
         """Buffer spans and log records for assembly.
@@ -97,10 +110,9 @@ class Pipeline:
         if self._backlog or self._feedback_backlog:
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         with self._lock:
-            if self._assembler.items_in_flight + len(items) > self._max_items:
-                raise SaturatedError(
-                    f"{self._assembler.items_in_flight} spans already wait for assembly"
-                )
+            full = self._full(len(items))
+            if full is not None:
+                raise SaturatedError(full)
             self._assembler.add(items)
             self.stats["spans"] += len(items)
 
@@ -109,14 +121,21 @@ class Pipeline:
         with self._process_lock:
             with self._lock:
                 traces = self._assembler.pop_ready()
-            return self._process(traces)
+            return self._process_in_slices(traces)
 
     def flush_all(self) -> int:
         """Build and save every buffered trace now (shutdown, the demo, tests)."""
         with self._process_lock:
             with self._lock:
                 traces = self._assembler.pop_all()
-            return self._process(traces)
+            return self._process_in_slices(traces)
+
+    def _process_in_slices(self, traces: list[Assembled]) -> int:
+        # Slices keep transactions short and make records visible as they are built.
+        saved = 0
+        for start in range(0, len(traces), self._save_batch):
+            saved += self._process(traces[start : start + self._save_batch])
+        return saved if traces else self._process([])
 
     def _build(self, assembled: Assembled) -> RagRecord | None:
         record = extract(assembled.items)

@@ -21,8 +21,8 @@ from . import text as t
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
 _TOKEN = re.compile(
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:st|nd|rd|th)?"
-    r"|(?P<word>[A-Za-z]+(?:-[A-Za-z]+)*)"
+    r"(?P<code>[A-Za-z]+\d[A-Za-z0-9]*)|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:st|nd|rd|th)?"
+    r"|(?P<abbr>(?:[A-Z]\.){2,})|(?P<word>[A-Za-z]+(?:-[A-Za-z]+)*)"
 )
 # Words that carry no checkable content of their own: units that a number already
 # pins down, currency names, and the words answers use to talk about their sources.
@@ -54,8 +54,12 @@ GENERIC_WORDS = frozenset(
     take takes took give gives gave show shows showed shown place places high highly
     located location situated area""".split()
 )
-_STOP = t.STOPWORDS | t.NEGATIONS | UNIT_WORDS | GENERIC_WORDS | frozenset(
-    """not n't s t re ve ll d m am pm""".split()
+_STOP = (
+    t.STOPWORDS
+    | t.NEGATIONS
+    | UNIT_WORDS
+    | GENERIC_WORDS
+    | frozenset("""not n't s t re ve ll d m am pm""".split())
 )
 US_STATES = {
     "AL": "alabama", "AK": "alaska", "AZ": "arizona", "AR": "arkansas", "CA": "california",
@@ -77,6 +81,10 @@ _REFERENCE = re.compile(
     r"\[\d+\]|\b(?:passage|document|source|chunk|context|review|paragraph)s? ?#?\d+\b",
     re.IGNORECASE,
 )
+# Where a long sentence may be cut for quoting: after a comma, semicolon or brace.
+_CUT = re.compile(r"(?<=[,;{}\[\]])")
+# Small words that do not end a name: "Bureau of Labor Statistics".
+_RUN_GLUE = frozenset({"of", "and", "for", "the", "de", "&"})
 # A capitalised word right after one of these starts a sentence, clause or list item.
 _OPENERS = frozenset('.:;!?"(*-•#>')
 
@@ -100,6 +108,8 @@ class Tokens:
     """Canonical numbers written with digits."""
     number_words: tuple[str, ...]
     """Canonical values of numbers written as words ("four" → "4")."""
+    acronyms: dict[str, tuple[str, ...]]
+    """Initials of runs of capitalised words, with the runs' stems."""
 
 
 def tokens(text: str) -> Tokens:
@@ -109,16 +119,27 @@ def tokens(text: str) -> Tokens:
     names: list[str] = []
     numbers: list[str] = []
     number_words: list[str] = []
+    acronyms: dict[str, tuple[str, ...]] = {}
+    run: list[tuple[str, str]] = []  # (initial, stem) of a run of capitalised words
     for match in _TOKEN.finditer(text):
+        code = match.group("code")
+        if code is not None:  # "A17", "COVID19": an identifier, checked like a number
+            numbers.append(code.lower())
+            _close(run, acronyms)
+            continue
         digits = match.group("num")
         if digits is not None:
             numbers.append(num.canonical(digits))
+            _close(run, acronyms)
             continue
-        raw = match.group("word")
+        raw = match.group("word") or match.group("abbr").replace(".", "")
         before = text[: match.start()].rstrip()[-1:]
         first = not before or before in _OPENERS
+        if before in ",;:()" or (not raw[:1].isupper() and raw not in _RUN_GLUE):
+            _close(run, acronyms)
         lower = US_STATES.get(raw, raw).lower() if raw.isupper() else raw.lower()
-        for part in lower.split("-") if num.word_value(lower) is None else (lower,):
+        whole = num.word_value(lower) is not None
+        for part in (lower,) if whole else lower.replace(" ", "-").split("-"):
             value = num.word_value(part)
             if value is not None:
                 # Soft: "one of them" need not be a number; matches "#4" from "4.0".
@@ -129,9 +150,19 @@ def tokens(text: str) -> Tokens:
                 continue
             stemmed = stem(num.MONTH_ABBREVIATIONS.get(part, part))
             words.append(stemmed)
-            if raw[:1].isupper() and not first:
-                names.append(stemmed)
-    return Tokens(tuple(words), tuple(names), tuple(numbers), tuple(number_words))
+            if raw[:1].isupper():
+                run.append((part[0], stemmed))
+                if not first:
+                    names.append(stemmed)
+    _close(run, acronyms)
+    return Tokens(tuple(words), tuple(names), tuple(numbers), tuple(number_words), acronyms)
+
+
+def _close(run: list[tuple[str, str]], acronyms: dict[str, tuple[str, ...]]) -> None:
+    """End a run of capitalised words: "Fair Labor Standards Act" gives "flsa"."""
+    if len(run) >= 2:
+        acronyms["".join(initial for initial, _ in run)] = tuple(s for _, s in run)
+    run.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +173,7 @@ class Check:
     missing_words: tuple[str, ...]
     missing_names: tuple[str, ...]
     missing_numbers: tuple[str, ...]
+    missing_run: int
     chunk: int | None
     quote: str | None
     quote_coverage: float
@@ -159,11 +191,12 @@ class Evidence:
         self.numbers: set[str] = set()
         self.sentences: list[tuple[int, str, frozenset[str], frozenset[str]]] = []
         for index, chunk in enumerate(chunks):
-            for sentence in t.sentences(chunk):
+            for sentence in _segments(chunk):
                 found = tokens(sentence)
                 nums = frozenset(found.numbers) | frozenset(found.number_words)
                 self.sentences.append((index, sentence, frozenset(found.words), nums))
                 self.words.update(found.words)
+                self.words.update(found.acronyms)
                 self.words.update("#" + n for n in nums)
                 self.numbers.update(nums)
             implied_words, implied_numbers = num.implied(chunk)
@@ -176,7 +209,14 @@ class Evidence:
     def check(self, claim: str) -> Check:
         found = tokens(claim)
         known = self.words | self.question_words
+        for acronym, run in found.acronyms.items():
+            if acronym in known:  # "Fair Labor Standards Act" where the context says FLSA
+                known = known | set(run)
         missing_words = tuple(w for w in found.words if w not in known)
+        run = longest = 0
+        for word in found.words:
+            run = run + 1 if word not in known else 0
+            longest = max(longest, run)
         missing_names = tuple(w for w in found.names if w not in known)
         missing_numbers = tuple(n for n in found.numbers if n not in self.numbers)
         chunk, quote, coverage = self._quote(set(found.words), set(found.numbers))
@@ -185,6 +225,7 @@ class Evidence:
             missing_words=missing_words,
             missing_names=missing_names,
             missing_numbers=missing_numbers,
+            missing_run=longest,
             chunk=chunk,
             quote=quote,
             quote_coverage=coverage,
@@ -200,3 +241,21 @@ class Evidence:
             if coverage > best[2]:
                 best = (index, sentence, coverage)
         return best
+
+
+def _segments(chunk: str, limit: int = 240) -> list[str]:
+    """The chunk's sentences, long ones (records, run-on text) cut at commas and braces."""
+    found = []
+    for sentence in t.sentences(chunk):
+        if len(sentence) <= limit:
+            found.append(sentence)
+            continue
+        piece = ""
+        for part in _CUT.split(sentence):
+            if piece and len(piece) + len(part) > limit:
+                found.append(piece.strip())
+                piece = ""
+            piece += part
+        if piece.strip():
+            found.append(piece.strip())
+    return found

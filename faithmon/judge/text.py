@@ -10,6 +10,7 @@ _SPACE = re.compile(r"\s+")
 # A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote;
 # "3.5", "e.g. the" and "v2.1" stay whole.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
+_LIST_MARK = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+")
 _WORD = re.compile(r"[a-z0-9]+(?:[.,:/-][a-z0-9]+)*")
 _NUMBER = re.compile(r"\d")
 
@@ -38,7 +39,8 @@ _ABSTAIN = re.compile(
     r"\b(?:passages?|context|documents?|texts?|articles?|sources?|data|information) "
     r"(?:do|does|did)(?: not|n't) (?:provide|mention|contain|include|say|specify|state|"
     r"give|offer|indicate)|\bi (?:am|'m) (?:unable|not able) to\b|"
-    r"\bthere (?:is|are) no (?:mention|information|details?)\b"
+    r"\bthere (?:is|are) no (?:mention|information|details?)\b|"
+    r"\b(?:is|are|was|were) not (?:specified|mentioned|listed|stated|given|known)\b"
 )
 
 
@@ -52,7 +54,7 @@ def sentences(text: str) -> list[str]:
     """Sentences, split at end punctuation and at line breaks (lists, headings)."""
     found = []
     for line in text.splitlines():
-        line = _SPACE.sub(" ", line).strip()
+        line = _LIST_MARK.sub("", _SPACE.sub(" ", line).strip())
         if line:
             found.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
     return found

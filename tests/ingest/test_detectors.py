@@ -132,3 +132,21 @@ def test_extra_detectors_plug_in() -> None:
 
     scrubber = PiiScrubber(KEY, scope="global", extra_detectors=[names])
     assert scrubber.scrub_text("Ask Jane Doe.").startswith("Ask <PERSON_")
+
+
+@pytest.mark.parametrize(
+    "address", ["e7b6:1efe:7ab7:1c62:c3b:5d7b:bc21:cb78", "b713:43d8:f306::95db:675a:c133"]
+)
+def test_ipv6_ending_a_clause_is_found(scrubber: PiiScrubber, address: str) -> None:
+    """An address followed by a colon and a space is still an address."""
+    scrubbed = scrubber.scrub_text(f"Block {address}: it sent 3 requests.")
+    assert address not in scrubbed and scrubbed.startswith("Block <IP_")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Update firmware 13.10.36.38 tonight.", "Id 4f604829-4623-4fcf-a7d2-600793915831 failed."],
+)
+def test_versions_and_uuids_are_not_phones_or_cards(scrubber: PiiScrubber, text: str) -> None:
+    """Dotted versions and the tails of UUIDs stay as they are."""
+    assert scrubber.scrub_text(text) == text

@@ -175,3 +175,28 @@ def test_failing_save_keeps_records_until_it_recovers(
     assert pipeline.stats["lost"] == 0
     pipeline.submit(make_trace("third question", "third answer"))
     assert pipeline.flush_all() == 1
+
+
+def test_near_the_trace_bound_the_pipeline_refuses_instead_of_evicting(
+    save: ListSave, clock: list[int]
+) -> None:
+    """At 90% of max_traces new spans are refused (503), so no trace is stored incomplete."""
+    pipeline = pipeline_with(save, clock, max_traces=10)
+    for n in range(9):
+        pipeline.submit([IngestSpan(f"{n + 1:032x}", f"{n + 1:016x}", None, "root", 0, 1)])
+    assert pipeline.saturated
+    with pytest.raises(SaturatedError, match="9 traces wait for assembly"):
+        pipeline.submit([IngestSpan(f"{99:032x}", f"{99:016x}", None, "root", 0, 1)])
+    assert pipeline.stats["evicted"] == 0
+
+
+def test_buffered_bytes_are_bounded(save: ListSave, clock: list[int]) -> None:
+    """Big spans fill the byte budget before the span count: the pipeline says so."""
+    pipeline = pipeline_with(save, clock, max_bytes=100_000)
+    big = {"input.value": "x" * 60_000}
+    pipeline.submit([IngestSpan(f"{1:032x}", f"{1:016x}", None, "root", 0, 1, attributes=big)])
+    assert not pipeline.saturated
+    pipeline.submit([IngestSpan(f"{2:032x}", f"{2:016x}", None, "root", 0, 1, attributes=big)])
+    assert pipeline.saturated
+    with pytest.raises(SaturatedError, match="MB of spans wait"):
+        pipeline.submit([IngestSpan(f"{3:032x}", f"{3:016x}", None, "root", 0, 1)])

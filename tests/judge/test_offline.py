@@ -36,7 +36,7 @@ def test_seed_example(judge: OfflineJudge, answer: str, faithfulness: float) -> 
     judgement = judge.judge("Where is order A17?", [CONTEXT], answer)
 
     assert judgement.status == "ok"
-    assert judgement.judge == judge.name == "offline/v1"
+    assert judgement.judge == judge.name == "offline/v2"
     assert judgement.faithfulness == faithfulness
 
 
