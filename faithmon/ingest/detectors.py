@@ -205,6 +205,8 @@ def ssns(text: str) -> list[Found]:
             digits = m.group(0).replace("-", "")
             if _bounded(text, m.start(), m.end(), "-") and _ssn_valid(digits):
                 found.append(Found(m.start(), m.end(), "SSN", digits))
+    if "SSN" not in text and "ssn" not in text and "ecurity" not in text.lower():
+        return found
     for m in _SSN_LABELLED.finditer(text):
         if _bounded(text, m.start(1), m.end(1)) and _ssn_valid(m.group(1)):
             found.append(Found(m.start(1), m.end(1), "SSN", m.group(1)))

@@ -93,18 +93,16 @@ def json_documents(value: Any, key: str = "documents") -> tuple[Chunk, ...]:
     return chunks(d for d in loaded if isinstance(d, Mapping))
 
 
-_FLAT = re.compile(r"^(?P<prefix>[\w.]+?)\.(?P<index>\d+)\.document\.(?P<field>\w+)$")
-
-
 def flattened_documents(span: IngestSpan, prefix: str) -> tuple[Chunk, ...] | None:
     """Chunks from OpenInference's ``<prefix>.<i>.document.<field>`` keys; None if none."""
     fields: dict[int, dict[str, Any]] = {}
+    head = prefix + "."
     for key, value in span.attributes.items():
-        if not key.startswith(prefix):
+        if not key.startswith(head):
             continue
-        match = _FLAT.match(key)
-        if match and match.group("prefix") == prefix:
-            fields.setdefault(int(match.group("index")), {})[match.group("field")] = value
+        index, marker, field = key[len(head) :].partition(".document.")
+        if marker and index.isdigit() and field.isidentifier():
+            fields.setdefault(int(index), {})[field] = value
     if not fields:
         return None
     return chunks(fields[i] for i in sorted(fields))
