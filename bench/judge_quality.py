@@ -83,14 +83,17 @@ def main() -> int:
             predicted = score is not None and score < 1.0
             unfaithful = row["label"] == "unfaithful"
             split = "held-out" if held_out(str(row["id"])) else "tuning"
-            groups = [path.stem, f"{path.stem} {split}"]
+            groups = [path.stem, f"{path.stem} held-out", f"{path.stem} tuning"]
             if path.stem == "ragtruth":
-                groups += [f"  {row['task']}", f"  {row['task']} {split}"]
+                task = row["task"]
+                groups += [f"  {task}", f"  {task} held-out", f"  {task} tuning"]
             for group in groups:
-                tallies.setdefault((path.stem, group), Tally()).add(unfaithful, predicted, ms)
+                tally = tallies.setdefault((path.stem, group), Tally())
+                if not group.endswith(("held-out", "tuning")) or group.endswith(split):
+                    tally.add(unfaithful, predicted, ms)
     print(f"judge {judge.name}; predicted unfaithful = strict score < 1.0\n")
     print(f"{'set':<28} {'n':>5} {'BAcc':>6} {'TPR':>6} {'TNR':>6} {'ms/item':>8}")
-    for (_, group), tally in sorted(tallies.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+    for (_, group), tally in tallies.items():  # insertion order: file, then its tasks
         print(tally.row(group))
     return 0
 

@@ -23,7 +23,7 @@ MONTHS = (
 ).split()
 MONTH_ABBREVIATIONS = {month[:3]: month for month in MONTHS} | {"sept": "september"}
 ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):[0-5]\d\b")
+_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):[0-5]?\d\b")
 
 
 def canonical(number: str) -> str:

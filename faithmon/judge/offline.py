@@ -9,11 +9,15 @@ intros do not) is one claim, judged in this order:
 3. a number (or code such as "A17") found nowhere in the context: contradicted when
    the claim otherwise matches a chunk sentence closely, else unsupported;
 4. flipping the negation of a closely matching chunk sentence: contradicted;
-5. otherwise the support score decides: the claim's content words are looked up in
-   the whole context (soft: stems, number words, dates, acronyms, state codes), and
-   ``novelty = missing share + run_weight × longest run of missing words +
-   name_weight × missing capitalised names``. Above ``threshold`` the claim is
-   unsupported; otherwise supported, quoting the chunk sentence that shares most words.
+5. otherwise the support score decides. The claim's content words are looked up in
+   the whole context, softly (stems, number words, dates, 24-hour times, acronyms,
+   state codes; connectives and generic words such as "offers" or "however" are
+   skipped), because paraphrases and summaries spread a claim over several sentences.
+   A missing capitalised name, or any missing word in a claim of at most
+   ``short_claim`` content words, makes it unsupported; otherwise ``novelty = missing
+   share + run_weight × longest run of consecutive missing words`` above
+   ``threshold`` does. A supported claim quotes the chunk sentence (or, in a long
+   record, the stretch between commas) that shares most of its words.
 
 The weights and threshold were tuned on half of each labelled set in
 ``../shared/data/faithfulness`` (``bench/judge_quality.py`` reports the other half).
@@ -23,6 +27,7 @@ an LLM judge can.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 
@@ -46,15 +51,15 @@ class OfflineJudge:
 
     def __init__(
         self,
-        threshold: float = 0.75,
-        run_weight: float = 0.25,
-        name_weight: float = 0.3,
+        threshold: float = 1.0,
+        run_weight: float = 0.2,
+        short_claim: int = 2,
         contradiction_threshold: float = 0.6,
-        negation_threshold: float = 0.8,
+        negation_threshold: float = 0.9,
     ) -> None:
         self.threshold = threshold
         self.run_weight = run_weight
-        self.name_weight = name_weight
+        self.short_claim = short_claim
         self.contradiction_threshold = contradiction_threshold
         self.negation_threshold = negation_threshold
 
@@ -66,6 +71,7 @@ class OfflineJudge:
         started = time.perf_counter()
         sentences = [s for s in t.sentences(answer) if not t.is_non_claim(s)]
         status: JudgementStatus
+        claims: tuple[Claim, ...]
         if not sentences:
             status, claims = "no_claims", ()
         elif not any(chunk.strip() for chunk in chunks):
@@ -73,9 +79,15 @@ class OfflineJudge:
             claims = tuple(Claim(s, "unsupported", None, None, _is_critical(s)) for s in sentences)
         else:
             status = "ok"
-            evidence = Evidence(chunks, question)
+            evidence = Evidence(chunks)
             found = records.attributes(chunks)
-            claims = verify((self._claim(s, chunks, evidence, found) for s in sentences), chunks)
+            normalised = [t.normalise(chunk) for chunk in chunks]
+            # A record's "no" and "null" values are not negated sentences: records.conflict
+            # judges those chunks' negations.
+            plain = {i for i, chunk in enumerate(chunks) if not chunk.lstrip().startswith("{")}
+            claims = verify(
+                (self._claim(s, normalised, plain, evidence, found) for s in sentences), chunks
+            )
         return Judgement(
             judge=NAME,
             status=status,
@@ -86,23 +98,22 @@ class OfflineJudge:
 
     def novelty(self, check: Check) -> float:
         """The claim's support score: 0.0 when every content word is in the context."""
-        return (
-            check.missing_share
-            + self.run_weight * check.missing_run
-            + self.name_weight * len(check.missing_names)
-        )
+        if check.missing_names or (check.missing_words and check.words <= self.short_claim):
+            return math.inf
+        return check.missing_share + self.run_weight * check.missing_run
 
     def _claim(
         self,
         sentence: str,
-        chunks: Sequence[str],
+        normalised: Sequence[str],
+        plain: set[int],
         evidence: Evidence,
         found: Sequence[records.Attribute],
     ) -> Claim:
         critical = _is_critical(sentence)
         needle = t.normalise(t.strip_end(sentence))
-        for index, chunk in enumerate(chunks):
-            if needle and needle in t.normalise(chunk):
+        for index, chunk in enumerate(normalised):
+            if needle and needle in chunk:
                 return Claim(sentence, "supported", index, t.strip_end(sentence), critical)
         conflict = records.conflict(sentence, found)
         if conflict is not None:
@@ -115,6 +126,7 @@ class OfflineJudge:
             return Claim(sentence, "unsupported", None, None, True)
         if (
             check.quote is not None
+            and check.chunk in plain
             and check.quote_coverage >= self.negation_threshold
             and t.negated(check.quote) != t.negated(sentence)
         ):

@@ -1,6 +1,6 @@
 """Lexical support of a claim by its context: soft word matching, numbers, entities.
 
-``Evidence(chunks, question)`` indexes the context once: the stems of every content
+``Evidence(chunks)`` indexes the context once: the stems of every content
 word (camelCase keys split, so ``"OutdoorSeating"`` gives "outdoor" and "seating"), the
 canonical numbers (digits and number words) and each chunk's sentences.
 ``Evidence.check(claim)`` then says which of the claim's content words, numbers and
@@ -10,6 +10,7 @@ sentences), and which chunk sentence is the best quote for it.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -78,7 +79,8 @@ US_STATES = {
 }  # fmt: skip
 # "passage 2", "[1]", "Document 3": references to the sources, not facts.
 _REFERENCE = re.compile(
-    r"\[\d+\]|\b(?:passage|document|source|chunk|context|review|paragraph)s? ?#?\d+\b",
+    r"\[\d+\]|\b(?:passage|document|source|chunk|context|review|paragraph|step|option)s?"
+    r" ?#?\d+(?::\d+)?(?:\s*(?:and|,|-|to)\s*\d+)*\b",
     re.IGNORECASE,
 )
 # Where a long sentence may be cut for quoting: after a comma, semicolon or brace.
@@ -113,8 +115,9 @@ class Tokens:
 
 
 def tokens(text: str) -> Tokens:
-    text = _CAMEL.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES))
-    text = _REFERENCE.sub(" ", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = _REFERENCE.sub(" ", _CAMEL.sub(" ", text))
     words: list[str] = []
     names: list[str] = []
     numbers: list[str] = []
@@ -122,40 +125,50 @@ def tokens(text: str) -> Tokens:
     acronyms: dict[str, tuple[str, ...]] = {}
     run: list[tuple[str, str]] = []  # (initial, stem) of a run of capitalised words
     for match in _TOKEN.finditer(text):
-        code = match.group("code")
-        if code is not None:  # "A17", "COVID19": an identifier, checked like a number
-            numbers.append(code.lower())
+        kind = match.lastgroup
+        if kind == "code":  # "A17", "COVID19": an identifier, checked like a number
+            numbers.append(match.group().lower())
             _close(run, acronyms)
             continue
-        digits = match.group("num")
-        if digits is not None:
-            numbers.append(num.canonical(digits))
+        if kind == "num":
+            numbers.append(num.canonical(match.group(kind)))
             _close(run, acronyms)
             continue
-        raw = match.group("word") or match.group("abbr").replace(".", "")
-        before = text[: match.start()].rstrip()[-1:]
+        raw = match.group() if kind == "word" else match.group().replace(".", "")
+        at = match.start() - 1
+        while at >= 0 and text[at] == " ":
+            at -= 1
+        before = text[at] if at >= 0 else ""
         first = not before or before in _OPENERS
-        if before in ",;:()" or (not raw[:1].isupper() and raw not in _RUN_GLUE):
+        if run and ((before and before in ",;:()") or not (raw[0].isupper() or raw in _RUN_GLUE)):
             _close(run, acronyms)
-        lower = US_STATES.get(raw, raw).lower() if raw.isupper() else raw.lower()
-        whole = num.word_value(lower) is not None
-        for part in (lower,) if whole else lower.replace(" ", "-").split("-"):
-            value = num.word_value(part)
-            if value is not None:
-                # Soft: "one of them" need not be a number; matches "#4" from "4.0".
-                number_words.append(value)
-                words.append("#" + value)
-                continue
-            if part in _STOP or len(part) < 2:
-                continue
-            stemmed = stem(num.MONTH_ABBREVIATIONS.get(part, part))
-            words.append(stemmed)
-            if raw[:1].isupper():
-                run.append((part[0], stemmed))
+        capitalised = raw[:1].isupper()
+        for key, initial in _parts(raw):
+            words.append(key)
+            if key[0] == "#":
+                number_words.append(key[1:])
+            elif capitalised:
+                run.append((initial, key))
                 if not first:
-                    names.append(stemmed)
+                    names.append(key)
     _close(run, acronyms)
     return Tokens(tuple(words), tuple(names), tuple(numbers), tuple(number_words), acronyms)
+
+
+@functools.lru_cache(maxsize=65536)
+def _parts(raw: str) -> tuple[tuple[str, str], ...]:
+    """A word's content keys with their initials: stems, or "#4" for "four"."""
+    lower = US_STATES.get(raw, raw).lower() if raw.isupper() else raw.lower()
+    found = []
+    whole = num.word_value(lower) is not None
+    for part in (lower,) if whole else lower.replace(" ", "-").split("-"):
+        value = num.word_value(part)
+        if value is not None:
+            # Soft: "one of them" need not be a number; matches "#4" from "4.0".
+            found.append(("#" + value, ""))
+        elif part not in _STOP and len(part) > 1:
+            found.append((stem(num.MONTH_ABBREVIATIONS.get(part, part)), part[0]))
+    return tuple(found)
 
 
 def _close(run: list[tuple[str, str]], acronyms: dict[str, tuple[str, ...]]) -> None:
@@ -186,7 +199,7 @@ class Check:
 class Evidence:
     """The context of one answer, indexed once for every claim of it."""
 
-    def __init__(self, chunks: Sequence[str], question: str = "") -> None:
+    def __init__(self, chunks: Sequence[str]) -> None:
         self.words: set[str] = set()
         self.numbers: set[str] = set()
         self.sentences: list[tuple[int, str, frozenset[str], frozenset[str]]] = []
@@ -203,15 +216,13 @@ class Evidence:
             self.words.update(stem(w) for w in implied_words)
             self.numbers.update(implied_numbers)
             self.words.update("#" + n for n in implied_numbers)
-        question_tokens = tokens(question)
-        self.question_words = frozenset(question_tokens.words)
 
     def check(self, claim: str) -> Check:
         found = tokens(claim)
-        known = self.words | self.question_words
-        for acronym, run in found.acronyms.items():
+        known: set[str] = self.words
+        for acronym, expansion in found.acronyms.items():
             if acronym in known:  # "Fair Labor Standards Act" where the context says FLSA
-                known = known | set(run)
+                known = known | set(expansion)
         missing_words = tuple(w for w in found.words if w not in known)
         run = longest = 0
         for word in found.words:

@@ -52,7 +52,7 @@ def normalise(text: str) -> str:
 
 def sentences(text: str) -> list[str]:
     """Sentences, split at end punctuation and at line breaks (lists, headings)."""
-    found = []
+    found: list[str] = []
     for line in text.splitlines():
         line = _LIST_MARK.sub("", _SPACE.sub(" ", line).strip())
         if line:

@@ -12,9 +12,12 @@ from faithmon.judge import OfflineJudge
 from faithmon.judge.text import normalise
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
-HALUEVAL = Path(__file__).resolve().parents[3] / "shared/data/faithfulness/halueval_qa.jsonl"
-# Measured 0.922 (recall 0.882 on unfaithful, 0.962 on faithful); the floor leaves a margin.
-HALUEVAL_FLOOR = 0.90
+DATA = Path(__file__).resolve().parents[3] / "shared/data/faithfulness"
+# offline/v2 measured (bench/judge_quality.py): HaluEval QA 0.791, RAGTruth 0.730 overall
+# and 0.789 on its QA part; the floors leave a margin. v1 reached 0.922 on HaluEval by
+# demanding that one chunk sentence cover a claim, which made RAGTruth's paraphrases
+# all unsupported (0.502).
+FLOORS = {("halueval_qa", None): 0.77, ("ragtruth", None): 0.71, ("ragtruth", "qa"): 0.76}
 
 
 @pytest.fixture
@@ -81,9 +84,67 @@ def test_flipped_negation_is_contradicted(judge: OfflineJudge) -> None:
 
 
 @pytest.mark.parametrize(
+    ("context", "answer"),
+    [
+        ("The laptop costs $1,299 and ships in 5 days.", "It costs 1299 dollars."),
+        ("The laptop costs $1,299 and ships in 5 days.", "It ships in five days."),
+        ("Open 17:30-21:30. Reviewed on 2013-08-19.", "It opens at 5:30 pm."),
+        ("Open 17:30-21:30. Reviewed on 2013-08-19.", "It was reviewed in August 2013."),
+        ("The Fair Labor Standards Act covers mechanics.", "The FLSA covers mechanics."),
+        ("Bookings open on 3 March in Goleta, CA.", "Bookings open in Goleta, California."),
+    ],
+)
+def test_normalised_forms_are_supported(judge: OfflineJudge, context: str, answer: str) -> None:
+    """Amounts, number words, times, dates, acronyms and state codes match their other forms."""
+    judgement = judge.judge("q", [context], answer)
+
+    assert [c.verdict for c in judgement.claims] == ["supported"]
+
+
+def test_paraphrase_over_several_sentences_is_supported(judge: OfflineJudge) -> None:
+    """A summary sentence whose words come from different context sentences is supported."""
+    context = (
+        "The council met on Monday. It approved a new budget for the city library. "
+        "Funding for the library had been cut last year."
+    )
+
+    judgement = judge.judge("q", [context], "On Monday the council approved the library budget.")
+
+    assert judgement.faithfulness == 1.0
+
+
+def test_invented_name_is_unsupported(judge: OfflineJudge) -> None:
+    """A capitalised name found nowhere in the context makes the claim unsupported."""
+    context = "Automotive technicians in Alaska have the highest average pay."
+
+    judgement = judge.judge("q", [context], "Technicians in Mississippi have the highest pay.")
+
+    assert [c.verdict for c in judgement.claims] == ["unsupported"]
+
+
+def test_record_attributes(judge: OfflineJudge) -> None:
+    """Against a JSON record, false and true attributes contradict, null ones are unsupported."""
+    record = (
+        '{"name": "X Cafe", "attributes": {"WiFi": "no", "OutdoorSeating": true, "Music": null}}'
+    )
+    answer = (
+        "X Cafe offers free WiFi. It has outdoor seating. "
+        "It does not offer outdoor seating. There is live music."
+    )
+
+    judgement = judge.judge("q", [record], answer)
+
+    verdicts = [c.verdict for c in judgement.claims]
+    assert verdicts == ["contradicted", "supported", "contradicted", "unsupported"]
+    assert judgement.claims[0].quote == '"WiFi": "no"'
+
+
+@pytest.mark.parametrize(
     "answer",
     [
         "Hello! Thanks for asking.",
+        "Sure! Here is a summary of the article:",
+        "The passages do not mention the price.",
         "I don't know.",
         "Sorry, I cannot find that. Is there anything else?",
         "",
@@ -125,15 +186,19 @@ def test_lenient_and_strict_scores(judge: OfflineJudge) -> None:
     assert judgement.lenient == pytest.approx(2 / 3)
 
 
-def test_halueval_balanced_accuracy(judge: OfflineJudge) -> None:
-    """On HaluEval QA the judge separates faithful from unfaithful answers above a floor."""
-    if not HALUEVAL.is_file():
-        pytest.skip(f"{HALUEVAL} is not present")
+@pytest.mark.parametrize(("name", "task"), list(FLOORS))
+def test_balanced_accuracy(judge: OfflineJudge, name: str, task: str | None) -> None:
+    """On labelled sets the judge separates faithful from unfaithful answers above a floor."""
+    path = DATA / f"{name}.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} is not present")
     hits = {"unfaithful": 0, "faithful": 0}
     totals = {"unfaithful": 0, "faithful": 0}
-    with HALUEVAL.open(encoding="utf-8") as rows:
+    with path.open(encoding="utf-8") as rows:
         for line in rows:
             row = json.loads(line)
+            if task is not None and row["task"] != task:
+                continue
             judgement = judge.judge(row["question"], row["contexts"], row["response"])
             score = judgement.faithfulness
             predicted = "unfaithful" if score is not None and score < 1.0 else "faithful"
@@ -144,4 +209,4 @@ def test_halueval_balanced_accuracy(judge: OfflineJudge) -> None:
     balanced = (
         hits["unfaithful"] / totals["unfaithful"] + hits["faithful"] / totals["faithful"]
     ) / 2
-    assert balanced >= HALUEVAL_FLOOR, f"balanced accuracy {balanced:.3f}"
+    assert balanced >= FLOORS[name, task], f"balanced accuracy {balanced:.3f}"
