@@ -5,20 +5,18 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import click
-from sqlalchemy.orm import Session, sessionmaker
 
 from . import __version__, runtime
-from .alerts import LogSink, to_json
+from .alerts import to_json
 from .config import Settings
-from .drift import DriftConfig
 from .errors import ConfigError
-from .model import AlertSink, Judge, segment_key
+from .model import segment_key
 from .store import engine as store_engine
 from .store import repo
 from .views import record_json
@@ -96,56 +94,91 @@ def serve(host: str, port: int, grpc_port: int) -> None:
 
 @main.command()
 @click.option("--once", is_flag=True, help="Run each job once and exit.")
-def worker(once: bool) -> None:
-    """Score pending records and update drift alerts on a schedule."""
+@click.option("--check", is_flag=True, help="Exit 0 if a worker's heartbeat is fresh, else 1.")
+def worker(once: bool, check: bool) -> None:
+    """Score pending records, detect drift and apply retention on a schedule."""
+    from . import service
+
     settings = _settings()
+    if check:
+        sys.exit(0 if service.healthy(settings) else 1)
     _configure_logging(settings.log_level)
-    judge = runtime.make_judge(settings)
-    config = runtime.drift_config(settings)
-    sinks = [LogSink()]
-    with runtime.open_store(settings) as sessions:
-        _run_worker(sessions, settings, judge, config, sinks, once)
-
-
-def _run_worker(
-    sessions: sessionmaker[Session],
-    settings: Settings,
-    judge: Judge,
-    config: DriftConfig,
-    sinks: Sequence[AlertSink],
-    once: bool,
-) -> None:
-    from . import worker as jobs
-
-    def score() -> int:
-        return jobs.score_pending(
-            sessions, judge, batch=settings.worker_batch, lease_seconds=settings.lease_seconds
-        )
-
-    def detect() -> jobs.DriftRun:
-        return jobs.check_drift(sessions, judge.name, config, sinks)
-
-    def retain() -> int:
-        return jobs.apply_retention(
-            sessions, settings.retention_days, settings.drift_dimensions, judge.name
-        )
-
+    try:
+        summary = service.run_worker(settings, once)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
     if once:
-        scored = score()
-        result = detect()
-        deleted = retain()
-        click.echo(
-            f"scored {scored} records; {len(result.changed)} alert changes; "
-            f"retention deleted {deleted} records"
+        click.echo(summary)
+
+
+@main.command()
+@click.option("--since", required=True, type=click.DateTime(), help="Start of the window (UTC).")
+@click.option("--until", type=click.DateTime(), default=None, help="End of the window (UTC).")
+@click.option("--segment", multiple=True, help="Only records with this label=value.")
+def rescore(since: datetime, until: datetime | None, segment: tuple[str, ...]) -> None:
+    """Queue a window for scoring again by the current judge; earlier evaluations stay."""
+    from .store import work
+
+    settings = _settings()
+    judge = runtime.make_judge(settings)
+    pairs = {}
+    for item in segment:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise click.ClickException(f"--segment expects label=value, got {item!r}")
+        pairs[name] = value
+    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+        queued = work.reset_for_rescore(
+            session,
+            judge.name,
+            since.replace(tzinfo=UTC),
+            until.replace(tzinfo=UTC) if until else None,
+            pairs,
         )
+    click.echo(f"queued {queued} records for {judge.name}; the worker scores them")
+
+
+@main.group()
+def judge() -> None:
+    """Judge configurations: blocks and usage."""
+
+
+@judge.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def judge_status(as_json: bool) -> None:
+    """Blocked judge configurations and judge usage per day."""
+    from .store import work
+
+    settings = _settings()
+    with runtime.open_store(settings) as sessions, sessions() as session:
+        status: dict[str, Any] = {
+            "judge": runtime.make_judge(settings).name,
+            "blocked": work.judge_blocks(session),
+            "usage": work.usage_by_day(session),
+        }
+    if as_json:
+        click.echo(json.dumps(status, indent=2))
         return
-    jobs.run(
-        [
-            (score, settings.score_interval),
-            (detect, settings.drift_interval),
-            (retain, settings.retention_interval),
-        ]
-    )
+    click.echo(f"current judge: {status['judge']}")
+    for block in status["blocked"]:
+        click.echo(f"BLOCKED {block['judge']} since {block['blocked_at']}: {block['reason']}")
+    for day in status["usage"]:
+        click.echo(
+            f"{day['day']} {day['judge']}: {day['calls']} calls, "
+            f"{day['prompt_tokens'] + day['completion_tokens']} tokens"
+        )
+
+
+@judge.command("unblock")
+@click.option("--judge", "name", default=None, help="One judge fingerprint (default: all).")
+def judge_unblock(name: str | None) -> None:
+    """Let a blocked judge configuration score again (after fixing its key or billing)."""
+    from .store import work
+
+    settings = _settings()
+    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+        count = work.unblock(session, name)
+    click.echo(f"unblocked {count} judge configuration(s)")
 
 
 @main.command()

@@ -171,6 +171,17 @@ SETTINGS: tuple[Setting, ...] = (
             "Seconds between drift runs of the worker"),
     Setting("FAITHMON_WORKER_RETENTION_INTERVAL", "retention_interval", "3600", _positive_float,
             "Seconds between retention runs of the worker"),
+    Setting("FAITHMON_JUDGE_DAILY_BUDGET", "judge_daily_budget", "0", _non_negative_int,
+            "Judge tokens all workers may spend per UTC day; 0 means no budget"),
+    Setting("FAITHMON_WORKER_MAX_RETRIES", "worker_max_retries", "5", _non_negative_int,
+            "Times a record is tried again after a retryable judge failure"),
+    Setting("FAITHMON_WORKER_RETRY_DELAY", "worker_retry_delay", "30", _positive_float,
+            "Seconds before the first retry of a record; doubles each time, up to an hour"),
+    Setting("FAITHMON_WORKER_RETRY_MAX_AGE", "worker_retry_max_age", "86400", _positive_float,
+            "Seconds after ingest past which a failing record is given up as judge_error"),
+    Setting("FAITHMON_WORKER_HEARTBEAT_FILE", "worker_heartbeat_file",
+            "faithmon-worker.heartbeat", str,
+            "File the worker touches while healthy; `faithmon worker --check` reads it"),
     Setting("FAITHMON_WORKER_BATCH", "worker_batch", "100", _positive_int,
             "Records a worker claims per scoring batch"),
     Setting("FAITHMON_WORKER_LEASE_SECONDS", "lease_seconds", "300", _positive_int,
@@ -232,6 +243,11 @@ class Settings:
     score_interval: float
     drift_interval: float
     retention_interval: float
+    judge_daily_budget: int
+    worker_max_retries: int
+    worker_retry_delay: float
+    worker_retry_max_age: float
+    worker_heartbeat_file: str
     worker_batch: int
     lease_seconds: int
     retention_days: int

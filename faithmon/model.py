@@ -87,8 +87,11 @@ class Claim:
 @dataclass(frozen=True, slots=True)
 class Usage:
     calls: int = 0
+    """Requests that got a reply."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    retries: int = 0
+    """Requests that failed and were tried again (429, 5xx, timeouts)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,8 @@ class Judgement:
     """For a judge_error: whether trying again later may succeed (429, 5xx, timeouts)."""
     raw: str | None = None
     """For a judge_error: the judge's reply as it came, when there was one."""
+    blocks_judge: bool = False
+    """For a judge_error: the configuration itself is refused (401, 403, no quota)."""
 
     @property
     def faithfulness(self) -> float | None:

@@ -12,7 +12,8 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -22,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from . import drift
 from .alerts import deliver, reconcile
 from .model import Alert, AlertSink, Judge, Judgement
-from .store import repo
+from .store import repo, work
 from .store import sampling as store_sampling
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,23 @@ def _judge_safely(judge: Judge, question: str, chunks: Sequence[str], answer: st
         )
 
 
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a record whose judge call failed retryably is tried again."""
+
+    max_retries: int = 5
+    base_delay: float = 30.0
+    max_delay: float = 3600.0
+    max_age: float = 24 * 3600.0
+    """Seconds after ingest past which a failing record is given up as judge_error."""
+
+    def delay(self, attempt: int) -> float:
+        return float(min(self.max_delay, self.base_delay * 2.0 ** max(0, attempt - 1)))
+
+
+JUDGE_BLOCKED_RULE = "judge_blocked"
+
+
 def score_pending(
     sessions: Sessions,
     judge: Judge,
@@ -57,27 +75,121 @@ def score_pending(
     lease_seconds: int = 300,
     owner: str | None = None,
     max_batches: int | None = None,
+    concurrency: int = 1,
+    retry: RetryPolicy | None = None,
+    daily_token_budget: int = 0,
+    sinks: Sequence[AlertSink] = (),
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> int:
-    """Score pending records batch by batch until none is left; returns records scored."""
+    """Score pending records batch by batch until none is left; returns records settled.
+
+    Judge calls run concurrently up to ``concurrency``. A retryable judge failure
+    puts the record back with a backoff; a permanent one, or one past the retry
+    policy, is stored as ``judge_error`` with its cause. An authentication or
+    billing failure blocks the judge configuration (an alert says so) and stops
+    the queue until `faithmon judge unblock`. A spent daily budget pauses scoring.
+    """
     owner = owner or worker_id()
-    scored = 0
+    retry = retry or RetryPolicy()
+    settled = 0
     batches = 0
-    while max_batches is None or batches < max_batches:
-        with sessions() as session, session.begin():
-            claimed = repo.claim_pending(session, owner, batch, lease_seconds)
-        if not claimed:
-            break
-        batches += 1
-        for record_id, record in claimed:
-            judgement = _judge_safely(
-                judge, record.question, [c.text for c in record.chunks], record.answer
-            )
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="faithmon-judge") as pool:
+        while max_batches is None or batches < max_batches:
             with sessions() as session, session.begin():
-                repo.save_evaluation(session, record_id, judgement)
-            scored += 1
-    if scored:
-        logger.info("faithmon: scored %d records with %s", scored, judge.name)
-    return scored
+                blocked = work.judge_block(session, judge.name)
+                spent = work.tokens_today(session, now()) if daily_token_budget else 0
+                claimed = (
+                    []
+                    if blocked or spent >= daily_token_budget > 0
+                    else repo.claim_pending(session, owner, batch, lease_seconds)
+                )
+                history = repo.attempts_of(session, [i for i, _ in claimed]) if claimed else {}
+            if blocked:
+                logger.warning(
+                    "faithmon: judge %s is blocked (%s); not scoring", judge.name, blocked
+                )
+                break
+            if daily_token_budget and spent >= daily_token_budget:
+                logger.warning(
+                    "faithmon: daily judge budget spent (%d tokens); scoring paused "
+                    "until tomorrow (UTC)",
+                    spent,
+                )
+                break
+            if not claimed:
+                break
+            batches += 1
+            futures = [
+                pool.submit(_judge_safely, judge, r.question, [c.text for c in r.chunks], r.answer)
+                for _, r in claimed
+            ]
+            outcomes = [(rid, f.result()) for (rid, _), f in zip(claimed, futures, strict=True)]
+            settled += _settle(sessions, judge, outcomes, history, retry, sinks, now())
+            if any(j.blocks_judge for _, j in outcomes):
+                break
+    if settled:
+        logger.info("faithmon: settled %d records with %s", settled, judge.name)
+    return settled
+
+
+def _settle(
+    sessions: Sessions,
+    judge: Judge,
+    outcomes: Sequence[tuple[int, Judgement]],
+    history: Mapping[int, tuple[int, datetime]],
+    retry: RetryPolicy,
+    sinks: Sequence[AlertSink],
+    now: datetime,
+) -> int:
+    settled = 0
+    blocking = next((j for _, j in outcomes if j.blocks_judge), None)
+    new_alerts: list[Alert] = []
+    with sessions() as session, session.begin():
+        for record_id, judgement in outcomes:
+            work.add_usage(session, judge.name, judgement.usage, now)
+            if blocking is not None and judgement.status == "judge_error":
+                # The configuration is refused, not this record: give it back untouched.
+                work.release(session, [record_id])
+                continue
+            attempts, ingested_at = history.get(record_id, (0, now))
+            age = (now - ingested_at).total_seconds()
+            if (
+                judgement.status == "judge_error"
+                and judgement.retryable
+                and attempts < retry.max_retries
+                and age < retry.max_age
+            ):
+                delay = retry.delay(attempts + 1)
+                work.defer(
+                    session,
+                    record_id,
+                    attempts + 1,
+                    now + timedelta(seconds=delay),
+                    judgement.error or "retryable judge error",
+                )
+                continue
+            repo.save_evaluation(session, record_id, judgement)
+            settled += 1
+        if blocking is not None and work.block_judge(
+            session, judge.name, blocking.error or "refused"
+        ):
+            logger.error("faithmon: judge %s blocked: %s", judge.name, blocking.error)
+            new_alerts = repo.save_alerts(
+                session,
+                [
+                    Alert(
+                        rule=JUDGE_BLOCKED_RULE,
+                        segment={"judge": judge.name},
+                        state="firing",
+                        severity="critical",
+                        opened_at=now,
+                        updated_at=now,
+                        details={"reason": blocking.error, "action": "faithmon judge unblock"},
+                    )
+                ],
+            )
+    deliver(sinks, new_alerts)
+    return settled
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,6 +76,7 @@ class _Usage:
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.retries = 0
 
     def add(self, usage: Any) -> None:
         self.calls += 1
@@ -84,7 +85,7 @@ class _Usage:
             self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
 
     def frozen(self) -> Usage:
-        return Usage(self.calls, self.prompt_tokens, self.completion_tokens)
+        return Usage(self.calls, self.prompt_tokens, self.completion_tokens, self.retries)
 
 
 class _RateLimiter:
@@ -126,7 +127,7 @@ def _classify(error: Exception) -> tuple[bool, str]:
         status = error.status_code
         code = getattr(error, "code", None) or ""
         if status == 429 and "insufficient_quota" in f"{code} {error.message}":
-            return False, "insufficient_quota"
+            return False, "insufficient_quota: the account has no quota left"
         retryable = status in (408, 429) or status >= 500
         return retryable, f"HTTP {status}: {error.message}"[:300]
     return False, f"{type(error).__name__}: {error}"[:300]
@@ -215,11 +216,13 @@ class OpenAIJudge:
             try:
                 judged = self._judge_targets(question, chunks, prepared, usage, deadline)
             except JudgeFailure as failure:
+                blocks = failure.cause.startswith(("HTTP 401", "HTTP 403", "insufficient_quota"))
                 return done(
                     "judge_error",
                     error=failure.cause,
                     retryable=failure.retryable,
                     raw=failure.raw,
+                    blocks_judge=blocks,
                 )
             self._remember(key, judged)
             cached = judged
@@ -437,11 +440,11 @@ class OpenAIJudge:
                 raise JudgeFailure("the reply was cut at the token limit", False, content)
             return content
 
-        return self._attempts(call, deadline)
+        return self._attempts(call, deadline, usage)
 
     # -- the one retry layer ------------------------------------------------------
 
-    def _attempts(self, call: Callable[[], T], deadline: float) -> T:
+    def _attempts(self, call: Callable[[], T], deadline: float, usage: _Usage) -> T:
         cause = "no attempt made"
         for attempt in range(self.config.max_attempts):
             if time.monotonic() >= deadline:
@@ -463,6 +466,7 @@ class OpenAIJudge:
                 remaining = deadline - time.monotonic()
                 if wait >= remaining:
                     raise JudgeFailure(f"deadline too near to retry after: {cause}", True)
+                usage.retries += 1
                 time.sleep(wait)
         raise JudgeFailure(f"{self.config.max_attempts} attempts failed; last: {cause}", True)
 

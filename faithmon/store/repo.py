@@ -162,6 +162,7 @@ def claim_pending(
         .where(
             RecordRow.status == PENDING,
             or_(RecordRow.lease_expires.is_(None), RecordRow.lease_expires < now),
+            or_(RecordRow.next_attempt_at.is_(None), RecordRow.next_attempt_at <= now),
         )
         .order_by(RecordRow.id)
         .limit(limit)
@@ -177,6 +178,16 @@ def claim_pending(
         .values(lease_owner=owner, lease_expires=now + timedelta(seconds=lease_seconds))
     )
     return [(row.id, _to_record(row)) for row in rows]
+
+
+def attempts_of(session: Session, record_ids: Sequence[int]) -> dict[int, tuple[int, datetime]]:
+    """record id → (judge attempts deferred so far, when the record was ingested)."""
+    rows = session.execute(
+        select(RecordRow.id, RecordRow.attempts, RecordRow.ingested_at).where(
+            RecordRow.id.in_(record_ids)
+        )
+    )
+    return {row.id: (row.attempts or 0, row.ingested_at) for row in rows}
 
 
 def _claim_json(claim: Claim) -> dict[str, Any]:

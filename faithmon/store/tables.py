@@ -73,6 +73,9 @@ class RecordRow(Base):
     keep_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
     incomplete_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     convention: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    attempts: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (Index("ix_records_status_id", "status", "id"),)
 
@@ -173,3 +176,29 @@ class SegmentDailyRow(Base):
     faithfulness_sum: Mapped[float] = mapped_column(Float)
 
     __table_args__ = (UniqueConstraint("day", "segment_key"),)
+
+
+class JudgeBlockRow(Base):
+    """A judge configuration stopped by an authentication or billing failure."""
+
+    __tablename__ = "judge_blocks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    judge: Mapped[str] = mapped_column(String(200), unique=True)
+    reason: Mapped[str] = mapped_column(Text)
+    blocked_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class JudgeUsageRow(Base):
+    """Judge usage per UTC day, shared by every worker for the daily budget."""
+
+    __tablename__ = "judge_usage"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    day: Mapped[datetime] = mapped_column(UTCDateTime())
+    judge: Mapped[str] = mapped_column(String(200))
+    calls: Mapped[int] = mapped_column(Integer)
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = (UniqueConstraint("day", "judge"),)
