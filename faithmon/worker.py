@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 import socket
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from . import drift
 from .alerts import deliver, reconcile
-from .model import Alert, AlertSink, Judge, Judgement
+from .model import Alert, AlertSink, Judge, Judgement, RagRecord
 from .store import repo, work
 from .store import sampling as store_sampling
 
@@ -119,13 +120,25 @@ def score_pending(
             if not claimed:
                 break
             batches += 1
-            futures = [
-                pool.submit(_judge_safely, judge, r.question, [c.text for c in r.chunks], r.answer)
-                for _, r in claimed
-            ]
+            refused = threading.Event()
+
+            def judge_one(
+                record: RagRecord, refused: threading.Event = refused
+            ) -> Judgement | None:
+                # Once the configuration is refused, the rest of the batch is not sent.
+                if refused.is_set():
+                    return None
+                judgement = _judge_safely(
+                    judge, record.question, [c.text for c in record.chunks], record.answer
+                )
+                if judgement.blocks_judge:
+                    refused.set()
+                return judgement
+
+            futures = [pool.submit(judge_one, record) for _, record in claimed]
             outcomes = [(rid, f.result()) for (rid, _), f in zip(claimed, futures, strict=True)]
             settled += _settle(sessions, judge, outcomes, history, retry, sinks, now())
-            if any(j.blocks_judge for _, j in outcomes):
+            if refused.is_set():
                 break
     if settled:
         logger.info("faithmon: settled %d records with %s", settled, judge.name)
@@ -135,17 +148,20 @@ def score_pending(
 def _settle(
     sessions: Sessions,
     judge: Judge,
-    outcomes: Sequence[tuple[int, Judgement]],
+    outcomes: Sequence[tuple[int, Judgement | None]],
     history: Mapping[int, tuple[int, datetime]],
     retry: RetryPolicy,
     sinks: Sequence[AlertSink],
     now: datetime,
 ) -> int:
     settled = 0
-    blocking = next((j for _, j in outcomes if j.blocks_judge), None)
+    blocking = next((j for _, j in outcomes if j is not None and j.blocks_judge), None)
     new_alerts: list[Alert] = []
     with sessions() as session, session.begin():
         for record_id, judgement in outcomes:
+            if judgement is None:
+                work.release(session, [record_id])
+                continue
             work.add_usage(session, judge.name, judgement.usage, now)
             if blocking is not None and judgement.status == "judge_error":
                 # The configuration is refused, not this record: give it back untouched.

@@ -34,6 +34,8 @@ from .precheck import Prepared, is_critical, prepare
 from .verify import SchemaError, verify
 
 Mode = Literal["one_call", "two_call"]
+NOT_JUDGED = "not_judged"
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "json mode")
 Format = Literal["json_schema", "json_object", "text"]
 _FORMATS: tuple[Format, ...] = ("json_schema", "json_object", "text")
 T = TypeVar("T")
@@ -256,6 +258,20 @@ class OpenAIJudge:
                 claims.append(self._claim(item, prepared.sentences[sentence], item["claim"]))
             if not claims:
                 raise ValueError("no claims for the sentences asked")
+            # A sentence the reply skipped is not judged supported: it counts as
+            # unsupported, flagged, rather than vanishing from the score.
+            answered = {c.text for c in claims}
+            for index in prepared.targets:
+                skipped = prepared.sentences[index]
+                if skipped not in answered:
+                    claims.append(
+                        Claim(
+                            skipped,
+                            "unsupported",
+                            critical=is_critical(skipped),
+                            flags=(NOT_JUDGED,),
+                        )
+                    )
             return verify(claims, chunks)
 
         return self._structured(
@@ -375,7 +391,12 @@ class OpenAIJudge:
             try:
                 return self._complete(messages, schema, name, current, usage, deadline)
             except JudgeFailure as failure:
-                if failure.retryable or not failure.cause.startswith("HTTP 400"):
+                about_format = any(w in failure.cause.lower() for w in _FORMAT_WORDS)
+                if (
+                    failure.retryable
+                    or not failure.cause.startswith("HTTP 400")
+                    or not about_format
+                ):
                     raise
                 with self._format_lock:
                     # The endpoint refused this response_format: remember the next rung.
@@ -480,6 +501,7 @@ class OpenAIJudge:
             "endpoint": str(self._client.base_url),
             "temperature": self.config.temperature,
             "seed": self.config.seed,
+            "max_completion_tokens": self.config.max_completion_tokens,
             "question": t.normalise(question),
             "answer": t.normalise(answer),
             "chunks": [hashlib.sha256(t.normalise(c).encode()).hexdigest() for c in chunks],

@@ -16,15 +16,22 @@ from ..model import Claim
 from .text import normalise, strip_end
 
 EVIDENCE_MISMATCH = "evidence_mismatch"
+# A quote shorter than this proves nothing ("C" is in every chunk), unless it is
+# the whole chunk or the whole claim.
+MIN_QUOTE = 8
 
 
 class SchemaError(ValueError):
     """A judge reply that breaks the contract (bad index, missing field)."""
 
 
-def quote_found(quote: str, chunk: str) -> bool:
+def quote_found(quote: str, chunk: str, claim: str = "") -> bool:
     needle = normalise(strip_end(quote))
-    return bool(needle) and needle in normalise(chunk)
+    haystack = normalise(chunk)
+    short_but_whole = needle in (normalise(strip_end(chunk)), normalise(strip_end(claim)))
+    if len(needle) < MIN_QUOTE and not short_but_whole:
+        return False
+    return bool(needle) and needle in haystack
 
 
 def verify(claims: Iterable[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
@@ -38,7 +45,7 @@ def verify(claims: Iterable[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
         if (
             claim.chunk is None
             or not claim.quote
-            or not quote_found(claim.quote, chunks[claim.chunk])
+            or not quote_found(claim.quote, chunks[claim.chunk], claim.text)
         ):
             claim = replace(claim, verdict="unsupported", flags=(*claim.flags, EVIDENCE_MISMATCH))
         checked.append(claim)

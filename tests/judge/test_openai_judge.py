@@ -278,3 +278,36 @@ def test_two_call_mode_decomposes_then_verifies(server: tuple[ScriptedServer, st
     assert judgement.status == "ok" and judgement.usage.calls == 2
     assert [c.verdict for c in judgement.claims] == ["supported", "unsupported"]
     assert judgement.judge.endswith("/2call")
+
+
+def test_skipped_sentences_count_as_unsupported(server: tuple[ScriptedServer, str]) -> None:
+    """A reply that leaves out a sentence it was asked about does not raise the score."""
+    scripted, url = server
+    scripted.play(reply(GOOD[:1]))
+    judgement = make_judge(url).judge("q", CHUNKS, ANSWER)
+    assert [c.verdict for c in judgement.claims] == ["supported", "unsupported"]
+    assert judgement.claims[1].flags == ("not_judged",) and judgement.faithfulness == 0.5
+
+
+def test_a_one_letter_quote_proves_nothing(server: tuple[ScriptedServer, str]) -> None:
+    """A quote too short to mean anything does not verify a supported verdict."""
+    scripted, url = server
+    scripted.play(reply([dict(GOOD[0], quote="O"), dict(GOOD[1], quote="R")]))
+    judgement = make_judge(url).judge("q", CHUNKS, ANSWER)
+    assert {c.verdict for c in judgement.claims} == {"unsupported"}
+
+
+def test_a_400_not_about_the_format_is_permanent(server: tuple[ScriptedServer, str]) -> None:
+    """A context-too-long 400 is an error, not a reason to give up structured output."""
+    scripted, url = server
+    scripted.play(
+        Step(
+            status=400,
+            error={"message": "maximum context length exceeded", "type": "invalid_request_error"},
+        ),
+        reply(GOOD),
+    )
+    judge = make_judge(url)
+    assert_no_score(judge.judge("q", CHUNKS, ANSWER))
+    assert judge.judge("q2", CHUNKS, ANSWER).status == "ok"
+    assert [r["response_format"]["type"] for r in scripted.requests] == ["json_schema"] * 2

@@ -1,0 +1,284 @@
+"""Several workers, faults and the judge's failures, on real PostgreSQL and a loopback judge."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.model import Chunk, RagRecord
+from faithmon.store import engine as store_engine
+from faithmon.store import repo
+from faithmon.store.tables import EvaluationRow, RecordRow
+from faithmon.worker import score_pending
+from tests.judge_server import SupportingJudge
+from tests.servers import serve_in_thread
+
+CONTEXT = "Order A17 shipped on 3 March by courier."
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def records(count: int) -> list[RagRecord]:
+    return [
+        RagRecord(
+            trace_id=f"{n + 1:032x}",
+            question="Where is order A17?",
+            answer=f"The parcel number {n} left us on 3 March.",
+            chunks=(Chunk(0, CONTEXT),),
+            labels={"route": "shipping"},
+            started_at=T0 + timedelta(seconds=n),
+        )
+        for n in range(count)
+    ]
+
+
+@pytest.fixture
+def judge_server() -> Iterator[tuple[SupportingJudge, str]]:
+    server = SupportingJudge(latency=0.01)
+    with serve_in_thread(server.app) as url:
+        yield server, url + "/v1"
+
+
+def worker_env(database_url: str, judge_url: str, tmp: str, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "FAITHMON_DATABASE_URL": database_url,
+        "FAITHMON_JUDGE": "openai",
+        "FAITHMON_JUDGE_MODEL": "loopback-judge",
+        "FAITHMON_JUDGE_BASE_URL": judge_url,
+        "FAITHMON_JUDGE_API_KEY": "test-key",
+        "FAITHMON_WORKER_BATCH": "20",
+        "FAITHMON_JUDGE_CONCURRENCY": "4",
+        "FAITHMON_WORKER_HEARTBEAT_FILE": f"{tmp}/heartbeat",
+        "FAITHMON_LOG_LEVEL": "WARNING",
+        **extra,
+    }
+
+
+@pytest.fixture
+def pg_sessions(postgres_url: str) -> Iterator[sessionmaker[Session]]:
+    """Sessions on the test's own PostgreSQL database, upgraded; closed afterwards."""
+    engine = store_engine.make_engine(postgres_url)
+    store_engine.upgrade(engine)
+    yield store_engine.session_factory(engine)
+    engine.dispose()
+
+
+def seed(sessions: sessionmaker[Session], count: int) -> sessionmaker[Session]:
+    with sessions.begin() as session:
+        repo.save_records(session, records(count))
+    return sessions
+
+
+def evaluation_counts(sessions: sessionmaker[Session]) -> tuple[int, int, int]:
+    with sessions() as session:
+        total = session.scalar(select(func.count()).select_from(EvaluationRow)) or 0
+        distinct = session.scalar(select(func.count(func.distinct(EvaluationRow.record_id)))) or 0
+        leased = (
+            session.scalar(
+                select(func.count())
+                .select_from(RecordRow)
+                .where(RecordRow.lease_owner.is_not(None))
+            )
+            or 0
+        )
+    return total, distinct, leased
+
+
+@pytest.mark.postgres
+def test_three_workers_evaluate_each_record_exactly_once(
+    postgres_url: str,
+    pg_sessions: sessionmaker[Session],
+    judge_server: tuple[SupportingJudge, str],
+    tmp_path: os.PathLike[str],
+) -> None:
+    """Three worker processes share 500 records; each is evaluated and judged once."""
+    server, url = judge_server
+    sessions = seed(pg_sessions, 500)
+    env = worker_env(postgres_url, url, str(tmp_path))
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "faithmon", "worker", "--once"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    outputs = [p.communicate(timeout=300) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0, 0], [e for _, e in outputs]
+    settled = sorted(int(out.split()[1]) for out, _ in outputs)
+    assert sum(settled) == 500 and settled[0] > 0  # all three took a share
+    assert evaluation_counts(sessions) == (500, 500, 0)
+    assert server.requests == 500
+
+
+@pytest.mark.postgres
+def test_a_worker_killed_mid_batch_loses_nothing(
+    postgres_url: str,
+    pg_sessions: sessionmaker[Session],
+    judge_server: tuple[SupportingJudge, str],
+    tmp_path: os.PathLike[str],
+) -> None:
+    """SIGKILL mid-batch: leases expire, another worker finishes, each record once."""
+    server, url = judge_server
+    server.latency = 0.05
+    sessions = seed(pg_sessions, 200)
+    env = worker_env(
+        postgres_url,
+        url,
+        str(tmp_path),
+        FAITHMON_WORKER_LEASE_SECONDS="2",
+        FAITHMON_WORKER_SCORE_INTERVAL="0.2",
+    )
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "faithmon", "worker"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while evaluation_counts(sessions)[0] < 30 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate(timeout=30)
+    done_before = evaluation_counts(sessions)[0]
+    assert 30 <= done_before < 200
+    while evaluation_counts(sessions)[0] < 200 and time.monotonic() < deadline + 60:
+        subprocess.run(
+            [sys.executable, "-m", "faithmon", "worker", "--once"],
+            env=env,
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
+        if evaluation_counts(sessions)[0] < 200:
+            time.sleep(0.5)  # the killed worker's leases expire after 2 s
+    assert evaluation_counts(sessions) == (200, 200, 0)
+
+
+@pytest.mark.postgres
+def test_401_blocks_the_judge_configuration_without_a_retry_storm(
+    postgres_url: str,
+    pg_sessions: sessionmaker[Session],
+    judge_server: tuple[SupportingJudge, str],
+    tmp_path: os.PathLike[str],
+) -> None:
+    """One refused call blocks the configuration, raises an alert and leaves records pending."""
+    server, url = judge_server
+    server.failures = [
+        (401, {}, {"message": "invalid api key", "type": "invalid_request_error"})
+        for _ in range(100)
+    ]
+    sessions = seed(pg_sessions, 50)
+    env = worker_env(postgres_url, url, str(tmp_path), FAITHMON_JUDGE_CONCURRENCY="1")
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-m", "faithmon", "worker", "--once"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+    assert server.requests == 1
+    with sessions() as session:
+        statuses = repo.counts_by_status(session)
+        alerts = repo.list_alerts(session)
+    assert statuses == {"pending": 50}
+    assert [(a.rule, a.state) for a in alerts] == [("judge_blocked", "firing")]
+    status = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "faithmon", "judge", "status", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    assert "HTTP 401" in status["blocked"][0]["reason"]
+    unblocked = subprocess.run(
+        [sys.executable, "-m", "faithmon", "judge", "unblock"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "unblocked 1" in unblocked.stdout
+    server.failures.clear()  # the key was fixed
+    assert (
+        "scored 50 records"
+        in subprocess.run(
+            [sys.executable, "-m", "faithmon", "worker", "--once"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    assert done.returncode == 0
+
+
+def test_429_then_200_is_scored_with_the_retry_counted(
+    sessions: sessionmaker[Session], judge_server: tuple[SupportingJudge, str]
+) -> None:
+    """A rate-limited call is retried after Retry-After and the retry shows in usage."""
+    server, url = judge_server
+    server.failures = [(429, {"Retry-After": "0"}, {"message": "slow down", "type": "rate"})]
+    with sessions.begin() as session:
+        repo.save_records(session, records(1))
+    judge = OpenAIJudge(
+        OpenAIJudgeConfig(model="loopback-judge", base_url=url, api_key="test-key", backoff=0.01)
+    )
+    assert score_pending(sessions, judge) == 1
+    with sessions() as session:
+        [stored] = repo.list_records(session)
+    [evaluation] = stored.evaluations
+    assert stored.status == "scored" and evaluation.faithfulness == 1.0
+    assert evaluation.usage.retries == 1 and evaluation.usage.calls == 1
+    assert server.requests == 2
+
+
+def test_retryable_failure_defers_then_gives_up_as_judge_error(
+    sessions: sessionmaker[Session], judge_server: tuple[SupportingJudge, str]
+) -> None:
+    """Persistent 503s put the record back with a backoff, then settle it as judge_error."""
+    from faithmon.worker import RetryPolicy
+
+    server, url = judge_server
+    server.failures = [(503, {"Retry-After": "0"}, {"message": "down", "type": "server"})] * 20
+    with sessions.begin() as session:
+        repo.save_records(session, records(1))
+    judge = OpenAIJudge(
+        OpenAIJudgeConfig(
+            model="loopback-judge", base_url=url, api_key="test-key", backoff=0.01, max_attempts=2
+        )
+    )
+    clock = [datetime.now(UTC)]
+    policy = RetryPolicy(max_retries=2, base_delay=60)
+    assert score_pending(sessions, judge, retry=policy, now=lambda: clock[-1]) == 0
+    with sessions() as session:
+        row = session.scalars(select(RecordRow)).one()
+    assert (row.status, row.attempts) == ("pending", 1) and "HTTP 503" in (row.last_error or "")
+    assert score_pending(sessions, judge, retry=policy, now=lambda: clock[-1]) == 0  # not due
+    with sessions.begin() as session:
+        session.execute(RecordRow.__table__.update().values(next_attempt_at=None))
+    assert score_pending(sessions, judge, retry=policy, now=lambda: clock[-1]) == 0
+    with sessions.begin() as session:
+        session.execute(RecordRow.__table__.update().values(next_attempt_at=None))
+    assert score_pending(sessions, judge, retry=policy, now=lambda: clock[-1]) == 1
+    with sessions() as session:
+        [stored] = repo.list_records(session)
+    assert stored.status == "judge_error" and stored.evaluations[0].faithfulness is None
