@@ -71,6 +71,7 @@ def serve(host: str, port: int, grpc_port: int) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC) and store RAG records."""
     import uvicorn
 
+    from .api import metrics as metrics_api
     from .ingest import grpc_server
     from .ingest.http import create_app
 
@@ -86,7 +87,11 @@ def serve(host: str, port: int, grpc_port: int) -> None:
                 server.stop(grace=5).wait()
 
         app = create_app(
-            pipeline, settings.max_body_bytes, run_pipeline=True, before_stop=stop_grpc
+            pipeline,
+            settings.max_body_bytes,
+            run_pipeline=True,
+            before_stop=stop_grpc,
+            extra_routes=[metrics_api.route(sessions)],
         )
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
         uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -81,6 +81,7 @@ def run_worker(settings: Settings, once: bool) -> str:
                 retry=retry,
                 daily_token_budget=settings.judge_daily_budget,
                 sinks=sinks,
+                metric_dimensions=settings.drift_dimensions,
             )
 
         def detect() -> jobs.DriftRun | None:

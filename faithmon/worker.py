@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from . import drift
 from .alerts import deliver, reconcile
 from .model import Alert, AlertSink, Judge, Judgement, RagRecord
+from .store import metrics as store_metrics
 from .store import repo, work
 from .store import sampling as store_sampling
 
@@ -81,6 +82,7 @@ def score_pending(
     daily_token_budget: int = 0,
     sinks: Sequence[AlertSink] = (),
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    metric_dimensions: Sequence[str] = ("service", "route", "tenant", "model"),
 ) -> int:
     """Score pending records batch by batch until none is left; returns records settled.
 
@@ -137,7 +139,10 @@ def score_pending(
 
             futures = [pool.submit(judge_one, record) for _, record in claimed]
             outcomes = [(rid, f.result()) for (rid, _), f in zip(claimed, futures, strict=True)]
-            settled += _settle(sessions, judge, outcomes, history, retry, sinks, now())
+            labels = {rid: record.labels for rid, record in claimed}
+            settled += _settle(
+                sessions, judge, outcomes, history, retry, sinks, now(), labels, metric_dimensions
+            )
             if refused.is_set():
                 break
     if settled:
@@ -153,6 +158,8 @@ def _settle(
     retry: RetryPolicy,
     sinks: Sequence[AlertSink],
     now: datetime,
+    labels: Mapping[int, Mapping[str, str]],
+    dimensions: Sequence[str],
 ) -> int:
     settled = 0
     blocking = next((j for _, j in outcomes if j is not None and j.blocks_judge), None)
@@ -184,7 +191,10 @@ def _settle(
                     judgement.error or "retryable judge error",
                 )
                 continue
-            repo.save_evaluation(session, record_id, judgement)
+            if repo.save_evaluation(session, record_id, judgement):
+                store_metrics.count_evaluation(
+                    session, labels.get(record_id, {}), dimensions, judgement
+                )
             settled += 1
         if blocking is not None and work.block_judge(
             session, judge.name, blocking.error or "refused"

@@ -142,6 +142,7 @@ def create_app(
     *,
     run_pipeline: bool = False,
     before_stop: Callable[[], None] | None = None,
+    extra_routes: Sequence[Route] = (),
 ) -> Starlette:
     """The receiver app; with ``run_pipeline`` its lifespan starts and stops the pipeline.
 
@@ -180,5 +181,6 @@ def create_app(
                 methods=["POST"],
             ),
             Route("/healthz", healthz, methods=["GET"]),
+            *extra_routes,
         ],
     )

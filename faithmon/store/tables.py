@@ -202,3 +202,23 @@ class JudgeUsageRow(Base):
     completion_tokens: Mapped[int] = mapped_column(Integer)
 
     __table_args__ = (UniqueConstraint("day", "judge"),)
+
+
+class SegmentMetricsRow(Base):
+    """Cumulative counters per segment and judge, for Prometheus-style scraping."""
+
+    __tablename__ = "segment_metrics"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    segment_key: Mapped[str] = mapped_column(String(500))
+    segment: Mapped[dict[str, str]] = mapped_column(JSONType)
+    judge: Mapped[str] = mapped_column(String(200))
+    evaluations: Mapped[int] = mapped_column(Integer)
+    scored: Mapped[int] = mapped_column(Integer)
+    unsupported: Mapped[int] = mapped_column(Integer)
+    critical_unsupported: Mapped[int] = mapped_column(Integer)
+    judge_errors: Mapped[int] = mapped_column(Integer)
+    faithfulness_sum: Mapped[float] = mapped_column(Float)
+    buckets: Mapped[list[int]] = mapped_column(JSONType)
+
+    __table_args__ = (UniqueConstraint("segment_key", "judge"),)

@@ -1,0 +1,1 @@
+"""Read API served by `faithmon serve` beside the OTLP receiver."""
