@@ -202,6 +202,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", "segment_min_baseline", "100",
             _non_negative_int,
             "Baseline records a segment needs for its own rate; fewer uses the overall rate"),
+    Setting("FAITHMON_TELEMETRY_ENDPOINT", "telemetry_endpoint", "", str,
+            "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)"),
     Setting("FAITHMON_LOG_LEVEL", "log_level", "INFO", _level,
             "Log level of faithmon's processes"),
 )
@@ -257,6 +259,7 @@ class Settings:
     baseline_records: int
     baseline_days: float
     segment_min_baseline: int
+    telemetry_endpoint: str
     log_level: str
 
     @classmethod

@@ -45,6 +45,8 @@ class RagRecord:
     """A span of the trace ended with an error status."""
     trace_state: str = ""
     """The root span's W3C tracestate (``ot=th:...`` carries an upstream sampling threshold)."""
+    root_span_id: str = ""
+    """16 hex digits; evaluation events are parented to it."""
     late: bool = False
     """Rebuilt after late spans: it replaces the stored record unless that was scored."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -17,7 +17,9 @@ from . import runtime
 from . import worker as jobs
 from .alerts import LogSink
 from .config import Settings
+from .drift import DriftConfig
 from .errors import ConfigError
+from .model import AlertSink, Judge, Judgement, RagRecord
 from .store import work
 
 logger = logging.getLogger(__name__)
@@ -68,6 +70,27 @@ def run_worker(settings: Settings, once: bool) -> str:
         base_delay=settings.worker_retry_delay,
         max_age=settings.worker_retry_max_age,
     )
+    telemetry = None
+    if settings.telemetry_endpoint:
+        from .telemetry import EvaluationTelemetry
+
+        telemetry = EvaluationTelemetry(settings.telemetry_endpoint, settings.drift_dimensions)
+    try:
+        return _run(settings, once, judge, config, sinks, retry, telemetry)
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()
+
+
+def _run(
+    settings: Settings,
+    once: bool,
+    judge: Judge,
+    config: DriftConfig,
+    sinks: Sequence[AlertSink],
+    retry: jobs.RetryPolicy,
+    telemetry: Callable[[RagRecord, Judgement], None] | None,
+) -> str:
     with sqlite_worker_lock(settings.database_url), runtime.open_store(settings) as sessions:
         engine = _engine(sessions)
 
@@ -82,6 +105,7 @@ def run_worker(settings: Settings, once: bool) -> str:
                 daily_token_budget=settings.judge_daily_budget,
                 sinks=sinks,
                 metric_dimensions=settings.drift_dimensions,
+                on_evaluation=telemetry,
             )
 
         def detect() -> jobs.DriftRun | None:

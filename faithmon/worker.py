@@ -83,6 +83,7 @@ def score_pending(
     sinks: Sequence[AlertSink] = (),
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     metric_dimensions: Sequence[str] = ("service", "route", "tenant", "model"),
+    on_evaluation: Callable[[RagRecord, Judgement], None] | None = None,
 ) -> int:
     """Score pending records batch by batch until none is left; returns records settled.
 
@@ -140,9 +141,19 @@ def score_pending(
             futures = [pool.submit(judge_one, record) for _, record in claimed]
             outcomes = [(rid, f.result()) for (rid, _), f in zip(claimed, futures, strict=True)]
             labels = {rid: record.labels for rid, record in claimed}
-            settled += _settle(
+            saved = _settle(
                 sessions, judge, outcomes, history, retry, sinks, now(), labels, metric_dimensions
             )
+            settled += len(saved)
+            if on_evaluation is not None:
+                records_by_id = dict(claimed)
+                for record_id, judgement in saved:
+                    try:
+                        on_evaluation(records_by_id[record_id], judgement)
+                    except Exception as exc:  # telemetry never stops scoring
+                        logger.warning(
+                            "faithmon: evaluation telemetry failed (%s)", type(exc).__name__
+                        )
             if refused.is_set():
                 break
     if settled:
@@ -160,8 +171,8 @@ def _settle(
     now: datetime,
     labels: Mapping[int, Mapping[str, str]],
     dimensions: Sequence[str],
-) -> int:
-    settled = 0
+) -> list[tuple[int, Judgement]]:
+    saved: list[tuple[int, Judgement]] = []
     blocking = next((j for _, j in outcomes if j is not None and j.blocks_judge), None)
     new_alerts: list[Alert] = []
     with sessions() as session, session.begin():
@@ -195,7 +206,7 @@ def _settle(
                 store_metrics.count_evaluation(
                     session, labels.get(record_id, {}), dimensions, judgement
                 )
-            settled += 1
+            saved.append((record_id, judgement))
         if blocking is not None and work.block_judge(
             session, judge.name, blocking.error or "refused"
         ):
@@ -215,7 +226,7 @@ def _settle(
                 ],
             )
     deliver(sinks, new_alerts)
-    return settled
+    return saved
 
 
 @dataclass(frozen=True, slots=True)

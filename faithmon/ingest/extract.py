@@ -158,6 +158,7 @@ def extract(items: Sequence[TraceItem]) -> RagRecord | None:
         convention="+".join(sorted(used)),
         error=any(s.error for s in all_spans),
         trace_state=root.trace_state if root is not None else "",
+        root_span_id=anchor.span_id if anchor is not None else "",
     )
 
 

@@ -73,6 +73,7 @@ def _record_row(record: RagRecord, now: datetime) -> dict[str, Any]:
         "keep_reason": record.keep,
         "incomplete_reason": record.incomplete,
         "convention": record.convention or None,
+        "root_span_id": record.root_span_id or None,
     }
 
 
@@ -136,6 +137,7 @@ def _to_record(row: RecordRow) -> RagRecord:
         keep=row.keep_reason,
         incomplete=row.incomplete_reason,
         convention=row.convention or "",
+        root_span_id=row.root_span_id or "",
     )
 
 

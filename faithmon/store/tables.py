@@ -76,6 +76,7 @@ class RecordRow(Base):
     attempts: Mapped[int | None] = mapped_column(Integer, nullable=True)
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    root_span_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
     __table_args__ = (Index("ix_records_status_id", "status", "id"),)
 
