@@ -182,6 +182,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("FAITHMON_WORKER_HEARTBEAT_FILE", "worker_heartbeat_file",
             "faithmon-worker.heartbeat", str,
             "File the worker touches while healthy; `faithmon worker --check` reads it"),
+    Setting("FAITHMON_SENTINEL_INTERVAL", "sentinel_interval", "21600", _positive_float,
+            "Seconds between sentinel runs (they also run when a worker starts)"),
     Setting("FAITHMON_WORKER_BATCH", "worker_batch", "100", _positive_int,
             "Records a worker claims per scoring batch"),
     Setting("FAITHMON_WORKER_LEASE_SECONDS", "lease_seconds", "300", _positive_int,
@@ -250,6 +252,7 @@ class Settings:
     worker_retry_delay: float
     worker_retry_max_age: float
     worker_heartbeat_file: str
+    sentinel_interval: float
     worker_batch: int
     lease_seconds: int
     retention_days: int

@@ -120,11 +120,16 @@ def _run(
                     sessions, settings.retention_days, settings.drift_dimensions, judge.name
                 )
 
+        def sentinel() -> int:
+            with work.singleton(engine, "sentinels") as held:
+                return len(jobs.run_sentinels(sessions, judge, sinks=sinks)) if held else 0
+
         def heartbeat() -> None:
             beat(settings.worker_heartbeat_file)
 
         heartbeat()
         if once:
+            sentinel()
             scored = score()
             result = detect()
             deleted = retain()
@@ -138,6 +143,7 @@ def _run(
                 (score, settings.score_interval),
                 (detect, settings.drift_interval),
                 (retain, settings.retention_interval),
+                (sentinel, settings.sentinel_interval),
                 (heartbeat, min(settings.score_interval, 10.0)),
             ]
         )

@@ -21,12 +21,13 @@ from datetime import UTC, datetime, timedelta
 from apscheduler.schedulers.blocking import BlockingScheduler
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import drift
+from . import drift, sentinels
 from .alerts import deliver, reconcile
-from .model import Alert, AlertSink, Judge, Judgement, RagRecord
+from .model import Alert, AlertSink, Judge, Judgement, RagRecord, Signal
 from .store import metrics as store_metrics
 from .store import repo, work
 from .store import sampling as store_sampling
+from .store import sentinels as store_sentinels
 
 logger = logging.getLogger(__name__)
 
@@ -268,12 +269,92 @@ def check_drift(
                 len(baselines),
             )
         readings = drift.detect(outcomes, baselines, window_end, config)
+        trust = store_sentinels.trust_window(session, judge_name)
+        if trust is not None and trust[1] is None:
+            # The judge itself is drifting: production alerts wait for it to be trusted.
+            logger.warning(
+                "faithmon: judge %s is not trusted since %s; drift alerts held back",
+                judge_name,
+                trust[0].isoformat(),
+            )
+            return DriftRun(True, tuple(readings), ())
         signals = [r.signal(config.threshold) for r in readings]
         changed = repo.save_alerts(
             session, reconcile(repo.open_alerts(session, drift.RULE), signals, now())
         )
     deliver(sinks, [a for a in changed])
     return DriftRun(True, tuple(readings), tuple(changed))
+
+
+JUDGE_DRIFT_RULE = "judge_drift"
+
+
+@dataclass(frozen=True, slots=True)
+class SentinelRun:
+    name: str
+    version: str
+    result: sentinels.RunResult
+    drift: sentinels.JudgeDrift
+
+
+def run_sentinels(
+    sessions: Sessions,
+    judge: Judge,
+    config: sentinels.JudgeDriftConfig | None = None,
+    sinks: Sequence[AlertSink] = (),
+    name: str | None = None,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> list[SentinelRun]:
+    """Run every sentinel set (or ``name``) through ``judge`` and check the judge for drift.
+
+    When it drifts, its evaluations since its last good run stop counting for
+    production drift, production alerts are held back, and a judge_drift alert says
+    which way it moved; a good run later trusts it again and resolves the alert.
+    """
+    config = config or sentinels.JudgeDriftConfig()
+    with sessions() as session:
+        sets = store_sentinels.latest_sets(session, name)
+    done = []
+    for set_id, set_name, version, cases in sets:
+        judgements = [
+            _judge_safely(judge, case.question, case.chunks, case.answer) for case in cases
+        ]
+        result = sentinels.score_run(cases, judgements)
+        when = now()
+        with sessions() as session, session.begin():
+            history = store_sentinels.runs(session, set_id, judge.name)
+            state = sentinels.judge_drift([*(r for _, r, _ in history), result], config)
+            label = "drift" if state.drifting else "good"
+            store_sentinels.add_run(
+                session, set_id, judge.name, result, state.statistic, label, when
+            )
+            good = [at for at, _, s in history if s == "good"]
+            segment = {"judge": judge.name, "sentinel": set_name}
+            details = {
+                "version": version,
+                "direction": state.direction,
+                "statistic": state.statistic,
+                "tripwire": state.tripwire,
+                **result.as_json(),
+            }
+            if state.drifting:
+                store_sentinels.distrust(
+                    session,
+                    judge.name,
+                    good[-1] if good else when,
+                    f"sentinel {set_name}: judge {state.direction}",
+                )
+            else:
+                store_sentinels.trust_again(session, judge.name, when)
+            signal = Signal(
+                JUDGE_DRIFT_RULE, segment, "firing" if state.drifting else "ok", details
+            )
+            changed = repo.save_alerts(
+                session, reconcile(repo.open_alerts(session, JUDGE_DRIFT_RULE), [signal], when)
+            )
+        deliver(sinks, changed)
+        done.append(SentinelRun(set_name, version, result, state))
+    return done
 
 
 def apply_retention(

@@ -24,7 +24,14 @@ from ..model import (
     Usage,
     segment_key,
 )
-from .tables import AlertRow, BaselineRow, EvaluationRow, FeedbackRow, RecordRow
+from .tables import (
+    AlertRow,
+    BaselineRow,
+    EvaluationRow,
+    FeedbackRow,
+    JudgeTrustRow,
+    RecordRow,
+)
 
 PENDING = "pending"
 SCORED = "scored"
@@ -285,6 +292,13 @@ def outcomes(session: Session, judge: str, since: datetime | None = None) -> lis
     )
     if since is not None:
         query = query.where(RecordRow.started_at >= since)
+    trust = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
+    if trust is not None:
+        # Evaluations made while sentinels showed this judge drifting do not count.
+        untrusted = EvaluationRow.created_at >= trust.untrusted_since
+        if trust.untrusted_until is not None:
+            untrusted = and_(untrusted, EvaluationRow.created_at < trust.untrusted_until)
+        query = query.where(~untrusted)
     result = []
     for trace_id, started_at, labels, claims in session.execute(query):
         unsupported = tuple(c["text"] for c in claims if c["verdict"] != "supported")

@@ -223,3 +223,41 @@ class SegmentMetricsRow(Base):
     buckets: Mapped[list[int]] = mapped_column(JSONType)
 
     __table_args__ = (UniqueConstraint("segment_key", "judge"),)
+
+
+class SentinelSetRow(Base):
+    """A versioned set of known-supported and known-unsupported cases."""
+
+    __tablename__ = "sentinel_sets"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[str] = mapped_column(String(32))
+    cases: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (UniqueConstraint("name", "version"),)
+
+
+class SentinelRunRow(Base):
+    __tablename__ = "sentinel_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    set_id: Mapped[int] = mapped_column(ForeignKey("sentinel_sets.id", ondelete="CASCADE"))
+    judge: Mapped[str] = mapped_column(String(200), index=True)
+    ran_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    results: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    statistic: Mapped[float] = mapped_column(Float)
+    state: Mapped[str] = mapped_column(String(20))
+
+
+class JudgeTrustRow(Base):
+    """A judge configuration whose evaluations since a time are not to be trusted."""
+
+    __tablename__ = "judge_trust"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    judge: Mapped[str] = mapped_column(String(200), unique=True)
+    untrusted_since: Mapped[datetime] = mapped_column(UTCDateTime())
+    untrusted_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    reason: Mapped[str] = mapped_column(Text)

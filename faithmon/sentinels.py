@@ -1,0 +1,208 @@
+"""Sentinel sets: catching the judge itself drifting (pure functions, no I/O).
+
+A sentinel set is a versioned list of cases whose answer is known to be
+supported or unsupported by its chunks. Rerun on a schedule, it measures the
+judge: accuracy, the false-flag rate on supported cases (the judge got
+stricter) and the miss rate on unsupported ones (it got more lenient). A
+binomial CUSUM over runs, against the judge's first run on the set, catches a
+slow slide; a single-run tripwire (an exact binomial tail) catches a sudden one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from .model import Judgement
+
+Expected = Literal["supported", "unsupported"]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    question: str
+    chunks: tuple[str, ...]
+    answer: str
+    expected: Expected
+
+
+def parse_cases(lines: Iterable[str]) -> list[Case]:
+    """Cases from JSONL (question, chunks|contexts, answer|response, expected); ValueError."""
+    cases = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            chunks = item.get("chunks", item.get("contexts", item.get("retrieved_contexts")))
+            answer = item.get("answer", item.get("response"))
+            expected = item["expected"]
+            if expected not in ("supported", "unsupported"):
+                raise ValueError("expected must be supported or unsupported")
+            if not isinstance(answer, str) or not isinstance(chunks, list):
+                raise ValueError("needs an answer string and a list of chunks")
+            cases.append(
+                Case(
+                    id=str(item.get("id", number)),
+                    question=str(item.get("question", "")),
+                    chunks=tuple(str(c) for c in chunks),
+                    answer=answer,
+                    expected=expected,
+                )
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"line {number}: {exc}") from None
+    if not cases:
+        raise ValueError("no cases")
+    return cases
+
+
+def version(cases: Sequence[Case]) -> str:
+    """The set's version: a hash of its content, so an edited set is a new version."""
+    text = json.dumps([asdict(c) for c in cases], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    cases: int
+    supported: int
+    unsupported: int
+    false_flags: int
+    """Known-supported cases the judge called unfaithful."""
+    misses: int
+    """Known-unsupported cases the judge called faithful."""
+    judge_errors: int
+    score_gap: float
+    """Mean score on supported cases minus mean score on unsupported ones."""
+
+    @property
+    def judged(self) -> int:
+        return self.supported + self.unsupported
+
+    @property
+    def errors(self) -> int:
+        return self.false_flags + self.misses
+
+    @property
+    def accuracy(self) -> float:
+        return 1 - self.errors / self.judged if self.judged else 0.0
+
+    @property
+    def false_flag_rate(self) -> float:
+        return self.false_flags / self.supported if self.supported else 0.0
+
+    @property
+    def miss_rate(self) -> float:
+        return self.misses / self.unsupported if self.unsupported else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "accuracy": round(self.accuracy, 4),
+            "false_flag_rate": round(self.false_flag_rate, 4),
+            "miss_rate": round(self.miss_rate, 4),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunResult:
+        names = (
+            "cases",
+            "supported",
+            "unsupported",
+            "false_flags",
+            "misses",
+            "judge_errors",
+            "score_gap",
+        )
+        return cls(**{name: data[name] for name in names})
+
+
+def score_run(cases: Sequence[Case], judgements: Sequence[Judgement]) -> RunResult:
+    """Compare verdicts with what is known; a judge error is counted apart, not as a miss."""
+    supported_scores: list[float] = []
+    unsupported_scores: list[float] = []
+    false_flags = misses = errors = 0
+    for case, judgement in zip(cases, judgements, strict=True):
+        score = judgement.faithfulness
+        if score is None:
+            errors += 1
+            continue
+        faithful = score == 1.0
+        if case.expected == "supported":
+            supported_scores.append(score)
+            false_flags += not faithful
+        else:
+            unsupported_scores.append(score)
+            misses += faithful
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    return RunResult(
+        cases=len(cases),
+        supported=len(supported_scores),
+        unsupported=len(unsupported_scores),
+        false_flags=false_flags,
+        misses=misses,
+        judge_errors=errors,
+        score_gap=round(mean(supported_scores) - mean(unsupported_scores), 4),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeDriftConfig:
+    shift: float = 0.10
+    """The CUSUM is tuned for a rise of this much in the error rate."""
+    threshold: float = 6.0
+    tripwire_alpha: float = 0.001
+    recovery_alpha: float = 0.05
+    min_rate: float = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeDrift:
+    statistic: float
+    drifting: bool
+    tripwire: bool
+    direction: str
+    """``stricter`` (more false flags), ``more lenient`` (more misses) or ``steady``."""
+
+
+def _binomial_tail(n: int, p: float, at_least: int) -> float:
+    return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(at_least, n + 1))
+
+
+def judge_drift(runs: Sequence[RunResult], config: JudgeDriftConfig) -> JudgeDrift:
+    """The judge's state after ``runs`` (oldest first); the first run is the baseline.
+
+    A run raises the alarm when the CUSUM reaches the threshold or the run alone
+    trips the wire. The alarm holds until a run's errors are again plausible at
+    the baseline rate (tail probability above ``recovery_alpha``); then the CUSUM
+    starts afresh.
+    """
+    baseline = runs[0]
+    q0 = max(config.min_rate, (baseline.errors + 0.5) / (baseline.judged + 1))
+    q1 = min(q0 + config.shift, 0.99)
+    up, down = math.log(q1 / q0), math.log((1 - q1) / (1 - q0))
+    statistic = 0.0
+    drifting = tripwire = False
+    for run in runs[1:]:
+        statistic = max(0.0, statistic + run.errors * up + (run.judged - run.errors) * down)
+        tail = _binomial_tail(run.judged, q0, run.errors) if run.judged else 1.0
+        tripwire = tail <= config.tripwire_alpha
+        if drifting:
+            if tail > config.recovery_alpha:
+                drifting, statistic = False, 0.0
+        elif statistic >= config.threshold or tripwire:
+            drifting = True
+    last = runs[-1]
+    stricter = last.false_flag_rate - baseline.false_flag_rate
+    lenient = last.miss_rate - baseline.miss_rate
+    direction = "more lenient" if lenient > stricter else "stricter"
+    return JudgeDrift(round(statistic, 3), drifting, tripwire, direction if drifting else "steady")

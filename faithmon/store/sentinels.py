@@ -1,0 +1,118 @@
+"""Queries for sentinel sets, their runs, and the trust windows of judge configurations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..sentinels import Case, RunResult
+from .repo import insert_for
+from .tables import JudgeTrustRow, SentinelRunRow, SentinelSetRow
+
+
+def add_set(session: Session, name: str, version: str, cases: Sequence[Case]) -> bool:
+    """Store a set version; False when that exact version is already there."""
+    statement = insert_for(session, SentinelSetRow).on_conflict_do_nothing(
+        index_elements=["name", "version"]
+    )
+    row = {
+        "name": name,
+        "version": version,
+        "cases": [asdict(c) for c in cases],
+        "created_at": datetime.now(UTC),
+    }
+    return len(session.execute(statement.returning(SentinelSetRow.id), [row]).all()) > 0
+
+
+def latest_sets(
+    session: Session, name: str | None = None
+) -> list[tuple[int, str, str, list[Case]]]:
+    """(id, name, version, cases) of the newest version of each set (or of ``name``)."""
+    query = select(SentinelSetRow).order_by(SentinelSetRow.name, SentinelSetRow.id.desc())
+    if name is not None:
+        query = query.where(SentinelSetRow.name == name)
+    newest: dict[str, SentinelSetRow] = {}
+    for row in session.scalars(query):
+        newest.setdefault(row.name, row)
+    return [
+        (
+            row.id,
+            row.name,
+            row.version,
+            [Case(**{**c, "chunks": tuple(c["chunks"])}) for c in row.cases],
+        )
+        for row in newest.values()
+    ]
+
+
+def runs(session: Session, set_id: int, judge: str) -> list[tuple[datetime, RunResult, str]]:
+    """(when, result, state) of every run of ``judge`` on a set, oldest first."""
+    query = (
+        select(SentinelRunRow)
+        .where(SentinelRunRow.set_id == set_id, SentinelRunRow.judge == judge)
+        .order_by(SentinelRunRow.id)
+    )
+    return [(r.ran_at, RunResult.from_json(r.results), r.state) for r in session.scalars(query)]
+
+
+def add_run(
+    session: Session,
+    set_id: int,
+    judge: str,
+    result: RunResult,
+    statistic: float,
+    state: str,
+    when: datetime,
+) -> None:
+    session.add(
+        SentinelRunRow(
+            set_id=set_id,
+            judge=judge,
+            ran_at=when,
+            results=result.as_json(),
+            statistic=statistic,
+            state=state,
+        )
+    )
+
+
+def list_runs(session: Session) -> list[dict[str, Any]]:
+    sets = {row.id: row for row in session.scalars(select(SentinelSetRow))}
+    return [
+        {
+            "set": sets[r.set_id].name,
+            "version": sets[r.set_id].version,
+            "judge": r.judge,
+            "ran_at": r.ran_at.isoformat(),
+            "state": r.state,
+            "statistic": r.statistic,
+            **r.results,
+        }
+        for r in session.scalars(select(SentinelRunRow).order_by(SentinelRunRow.id))
+    ]
+
+
+def distrust(session: Session, judge: str, since: datetime, reason: str) -> None:
+    """Open a trust window for ``judge`` (its evaluations from ``since`` are not trusted)."""
+    row = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
+    if row is None:
+        session.add(JudgeTrustRow(judge=judge, untrusted_since=since, reason=reason))
+    elif row.untrusted_until is not None:
+        row.untrusted_since, row.untrusted_until, row.reason = since, None, reason
+
+
+def trust_again(session: Session, judge: str, when: datetime) -> None:
+    """Close an open trust window: evaluations from now on count again."""
+    row = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
+    if row is not None and row.untrusted_until is None:
+        row.untrusted_until = when
+
+
+def trust_window(session: Session, judge: str) -> tuple[datetime, datetime | None] | None:
+    row = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
+    return None if row is None else (row.untrusted_since, row.untrusted_until)
