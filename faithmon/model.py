@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -221,6 +221,74 @@ class Scrubber(Protocol):
 
 class AlertSink(Protocol):
     def send(self, alert: Alert) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SentinelCase:
+    """A case of a sentinel set: an answer known to be supported or unsupported."""
+
+    id: str
+    question: str
+    chunks: tuple[str, ...]
+    answer: str
+    expected: Literal["supported", "unsupported"]
+
+
+@dataclass(frozen=True, slots=True)
+class SentinelResult:
+    """How a judge did on a sentinel set in one run."""
+
+    cases: int
+    supported: int
+    unsupported: int
+    false_flags: int
+    """Known-supported cases the judge called unfaithful."""
+    misses: int
+    """Known-unsupported cases the judge called faithful."""
+    judge_errors: int
+    score_gap: float
+    """Mean score on supported cases minus mean score on unsupported ones."""
+
+    @property
+    def judged(self) -> int:
+        return self.supported + self.unsupported
+
+    @property
+    def errors(self) -> int:
+        return self.false_flags + self.misses
+
+    @property
+    def accuracy(self) -> float:
+        return 1 - self.errors / self.judged if self.judged else 0.0
+
+    @property
+    def false_flag_rate(self) -> float:
+        return self.false_flags / self.supported if self.supported else 0.0
+
+    @property
+    def miss_rate(self) -> float:
+        return self.misses / self.unsupported if self.unsupported else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "accuracy": round(self.accuracy, 4),
+            "false_flag_rate": round(self.false_flag_rate, 4),
+            "miss_rate": round(self.miss_rate, 4),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SentinelResult:
+        names = (
+            "cases",
+            "supported",
+            "unsupported",
+            "false_flags",
+            "misses",
+            "judge_errors",
+            "score_gap",
+        )
+        return cls(**{name: data[name] for name in names})
 
 
 def segment_key(segment: Mapping[str, str]) -> str:

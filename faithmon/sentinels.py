@@ -15,20 +15,11 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
 
-from .model import Judgement
+from .model import Judgement, SentinelCase, SentinelResult
 
-Expected = Literal["supported", "unsupported"]
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    id: str
-    question: str
-    chunks: tuple[str, ...]
-    answer: str
-    expected: Expected
+Case = SentinelCase
+RunResult = SentinelResult
 
 
 def parse_cases(lines: Iterable[str]) -> list[Case]:
@@ -66,61 +57,6 @@ def version(cases: Sequence[Case]) -> str:
     """The set's version: a hash of its content, so an edited set is a new version."""
     text = json.dumps([asdict(c) for c in cases], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    cases: int
-    supported: int
-    unsupported: int
-    false_flags: int
-    """Known-supported cases the judge called unfaithful."""
-    misses: int
-    """Known-unsupported cases the judge called faithful."""
-    judge_errors: int
-    score_gap: float
-    """Mean score on supported cases minus mean score on unsupported ones."""
-
-    @property
-    def judged(self) -> int:
-        return self.supported + self.unsupported
-
-    @property
-    def errors(self) -> int:
-        return self.false_flags + self.misses
-
-    @property
-    def accuracy(self) -> float:
-        return 1 - self.errors / self.judged if self.judged else 0.0
-
-    @property
-    def false_flag_rate(self) -> float:
-        return self.false_flags / self.supported if self.supported else 0.0
-
-    @property
-    def miss_rate(self) -> float:
-        return self.misses / self.unsupported if self.unsupported else 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "accuracy": round(self.accuracy, 4),
-            "false_flag_rate": round(self.false_flag_rate, 4),
-            "miss_rate": round(self.miss_rate, 4),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunResult:
-        names = (
-            "cases",
-            "supported",
-            "unsupported",
-            "false_flags",
-            "misses",
-            "judge_errors",
-            "score_gap",
-        )
-        return cls(**{name: data[name] for name in names})
 
 
 def score_run(cases: Sequence[Case], judgements: Sequence[Judgement]) -> RunResult:

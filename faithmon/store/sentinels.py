@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..sentinels import Case, RunResult
+from ..model import SentinelCase as Case
+from ..model import SentinelResult as RunResult
 from .repo import insert_for
 from .tables import JudgeTrustRow, SentinelRunRow, SentinelSetRow
 
