@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -70,6 +70,29 @@ class RetryPolicy:
 JUDGE_BLOCKED_RULE = "judge_blocked"
 
 
+def _claim(
+    sessions: Sessions,
+    judge: Judge,
+    owner: str,
+    size: int,
+    lease_seconds: int,
+    daily_token_budget: int,
+    now: datetime,
+) -> tuple[list[tuple[int, RagRecord]], dict[int, tuple[int, datetime]], str | None]:
+    """Lease up to ``size`` records, unless the judge is blocked or the budget is spent."""
+    with sessions() as session, session.begin():
+        blocked = work.judge_block(session, judge.name)
+        if blocked:
+            return [], {}, f"judge {judge.name} is blocked ({blocked})"
+        if daily_token_budget:
+            spent = work.tokens_today(session, now)
+            if spent >= daily_token_budget:
+                return [], {}, f"daily judge budget spent ({spent} tokens); paused until tomorrow"
+        claimed = repo.claim_pending(session, owner, size, lease_seconds)
+        history = repo.attempts_of(session, [i for i, _ in claimed]) if claimed else {}
+    return claimed, history, None
+
+
 def score_pending(
     sessions: Sessions,
     judge: Judge,
@@ -77,7 +100,6 @@ def score_pending(
     batch: int = 100,
     lease_seconds: int = 300,
     owner: str | None = None,
-    max_batches: int | None = None,
     concurrency: int = 1,
     retry: RetryPolicy | None = None,
     daily_token_budget: int = 0,
@@ -86,77 +108,75 @@ def score_pending(
     metric_dimensions: Sequence[str] = ("service", "route", "tenant", "model"),
     on_evaluation: Callable[[RagRecord, Judgement], None] | None = None,
 ) -> int:
-    """Score pending records batch by batch until none is left; returns records settled.
+    """Score pending records until none is left; returns records settled.
 
-    Judge calls run concurrently up to ``concurrency``. A retryable judge failure
-    puts the record back with a backoff; a permanent one, or one past the retry
-    policy, is stored as ``judge_error`` with its cause. An authentication or
-    billing failure blocks the judge configuration (an alert says so) and stops
-    the queue until `faithmon judge unblock`. A spent daily budget pauses scoring.
+    Judge calls run concurrently up to ``concurrency`` and the queue is kept full:
+    records are leased ahead (up to twice the concurrency, at most ``batch`` at a
+    time) and each finished call is settled at once, so no call waits for a batch.
+    A retryable judge failure puts the record back with a backoff; a permanent one,
+    or one past the retry policy, is stored as ``judge_error`` with its cause. An
+    authentication or billing failure blocks the judge configuration (an alert says
+    so) and stops the queue until `faithmon judge unblock`. A spent daily budget
+    pauses scoring.
     """
     owner = owner or worker_id()
     retry = retry or RetryPolicy()
     settled = 0
-    batches = 0
+    refused = threading.Event()
+    in_flight: dict[Future[Judgement | None], tuple[int, RagRecord]] = {}
+    history: dict[int, tuple[int, datetime]] = {}
+    exhausted = False
+
+    def judge_one(record: RagRecord) -> Judgement | None:
+        # Once the configuration is refused, what is still queued is not sent.
+        if refused.is_set():
+            return None
+        judgement = _judge_safely(
+            judge, record.question, [c.text for c in record.chunks], record.answer
+        )
+        if judgement.blocks_judge:
+            refused.set()
+        return judgement
+
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="faithmon-judge") as pool:
-        while max_batches is None or batches < max_batches:
-            with sessions() as session, session.begin():
-                blocked = work.judge_block(session, judge.name)
-                spent = work.tokens_today(session, now()) if daily_token_budget else 0
-                claimed = (
-                    []
-                    if blocked or spent >= daily_token_budget > 0
-                    else repo.claim_pending(session, owner, batch, lease_seconds)
+        while True:
+            if not exhausted and not refused.is_set() and len(in_flight) < concurrency:
+                size = min(batch, 2 * concurrency - len(in_flight))
+                claimed, more_history, reason = _claim(
+                    sessions, judge, owner, size, lease_seconds, daily_token_budget, now()
                 )
-                history = repo.attempts_of(session, [i for i, _ in claimed]) if claimed else {}
-            if blocked:
-                logger.warning(
-                    "faithmon: judge %s is blocked (%s); not scoring", judge.name, blocked
-                )
+                if reason is not None:
+                    logger.warning("faithmon: not scoring: %s", reason)
+                exhausted = not claimed
+                history.update(more_history)
+                for record_id, record in claimed:
+                    in_flight[pool.submit(judge_one, record)] = (record_id, record)
+            if not in_flight:
                 break
-            if daily_token_budget and spent >= daily_token_budget:
-                logger.warning(
-                    "faithmon: daily judge budget spent (%d tokens); scoring paused "
-                    "until tomorrow (UTC)",
-                    spent,
-                )
-                break
-            if not claimed:
-                break
-            batches += 1
-            refused = threading.Event()
-
-            def judge_one(
-                record: RagRecord, refused: threading.Event = refused
-            ) -> Judgement | None:
-                # Once the configuration is refused, the rest of the batch is not sent.
-                if refused.is_set():
-                    return None
-                judgement = _judge_safely(
-                    judge, record.question, [c.text for c in record.chunks], record.answer
-                )
-                if judgement.blocks_judge:
-                    refused.set()
-                return judgement
-
-            futures = [pool.submit(judge_one, record) for _, record in claimed]
-            outcomes = [(rid, f.result()) for (rid, _), f in zip(claimed, futures, strict=True)]
-            labels = {rid: record.labels for rid, record in claimed}
+            finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            done = [(in_flight.pop(f), f.result()) for f in finished]
+            outcomes = [(rid, judgement) for (rid, _), judgement in done]
+            records = {rid: record for (rid, record), _ in done}
             saved = _settle(
-                sessions, judge, outcomes, history, retry, sinks, now(), labels, metric_dimensions
+                sessions,
+                judge,
+                outcomes,
+                history,
+                retry,
+                sinks,
+                now(),
+                {rid: r.labels for rid, r in records.items()},
+                metric_dimensions,
             )
             settled += len(saved)
             if on_evaluation is not None:
-                records_by_id = dict(claimed)
                 for record_id, judgement in saved:
                     try:
-                        on_evaluation(records_by_id[record_id], judgement)
+                        on_evaluation(records[record_id], judgement)
                     except Exception as exc:  # telemetry never stops scoring
                         logger.warning(
                             "faithmon: evaluation telemetry failed (%s)", type(exc).__name__
                         )
-            if refused.is_set():
-                break
     if settled:
         logger.info("faithmon: settled %d records with %s", settled, judge.name)
     return settled
