@@ -209,6 +209,7 @@ def _server(app: ASGIApp) -> Iterator[int]:
     """Serve ``app`` with uvicorn on 127.0.0.1 in a background thread; yields the port."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # else replies wait ~40 ms
     sock.bind(("127.0.0.1", 0))
     port: int = sock.getsockname()[1]
     server = uvicorn.Server(

@@ -1,0 +1,579 @@
+"""Scale-out and graceful shutdown, with real processes started by deploy/launch.py.
+
+A fleet of 2 receivers and 3 workers shares one PostgreSQL database. 5,000 RAG traces,
+written by the shim and encoded as OTLP protobuf, are split between the receivers by
+trace id, as the Collector's loadbalancing exporter does. During the load one receiver
+is restarted (SIGTERM: it saves its buffer first) and one worker is killed with SIGKILL
+while it holds leases. Afterwards every trace is stored once, every record evaluated
+once, no lease is left, and drift (baselines, readings, alerts) equals what one
+in-process pipeline computes from the same traffic on SQLite.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from sqlalchemy import Engine, func, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+import faithmon_instrumentation as fm
+from faithmon import runtime
+from faithmon.alerts import to_json
+from faithmon.config import Settings
+from faithmon.ingest import otlp
+from faithmon.store import engine as store_engine
+from faithmon.store import repo
+from faithmon.store.tables import EvaluationRow, RecordRow
+from faithmon.worker import DriftRun, check_drift, score_pending
+from tests.judge_server import SupportingJudge
+from tests.servers import serve_in_thread
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACES = 5_000
+TRACES_PER_BODY = 25
+DRIFT_FROM = 2_500  # from this trace on, one route's answers go bad
+NOW = datetime(2030, 1, 1, tzinfo=UTC)  # one clock for both drift runs, so alerts compare
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+def load_launcher() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("faithmon_launch", ROOT / "deploy" / "launch.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+launch = load_launcher()
+
+
+def free_ports(count: int) -> int:
+    """A base port whose ``count`` consecutive ports are free on 127.0.0.1."""
+    for _ in range(100):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = int(probe.getsockname()[1])
+        if base + count > 65535:
+            continue
+        sockets = []
+        try:
+            for port in range(base, base + count):
+                sock = socket.socket()
+                sockets.append(sock)
+                sock.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in sockets:
+                sock.close()
+    raise RuntimeError(f"no {count} consecutive free ports")
+
+
+# --- databases -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pg_engine(postgres_url: str) -> Iterator[Engine]:
+    engine = store_engine.make_engine(postgres_url)
+    store_engine.upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+@dataclass(frozen=True)
+class Tally:
+    records: int
+    distinct_traces: int
+    evaluations: int
+    evaluated_records: int
+    pending: int
+    leased: int
+
+
+def tally(sessions: sessionmaker[Session]) -> Tally:
+    with sessions() as session:
+
+        def count(query: Any) -> int:
+            return int(session.scalar(query) or 0)
+
+        return Tally(
+            records=count(select(func.count()).select_from(RecordRow)),
+            distinct_traces=count(select(func.count(func.distinct(RecordRow.trace_id)))),
+            evaluations=count(select(func.count()).select_from(EvaluationRow)),
+            evaluated_records=count(select(func.count(func.distinct(EvaluationRow.record_id)))),
+            pending=count(
+                select(func.count()).select_from(RecordRow).where(RecordRow.status == "pending")
+            ),
+            leased=count(
+                select(func.count())
+                .select_from(RecordRow)
+                .where(RecordRow.lease_owner.is_not(None))
+            ),
+        )
+
+
+# --- traffic ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Traffic:
+    trace_ids: list[str]
+    bodies: dict[int, list[bytes]]  # receiver index → OTLP bodies of whole traces
+    all_bodies: list[bytes]  # the same traces in the order they were made
+
+
+def make_traffic(count: int, receivers: int, seed: int = 20261129) -> Traffic:
+    """``count`` shim traces; from DRIFT_FROM on, half of the billing answers invent facts."""
+    rng = random.Random(seed)
+    exporter = InMemorySpanExporter()
+    fm.setup(service_name="scale-out", processors=[SimpleSpanProcessor(exporter)], export=False)
+    try:
+        for n in range(count):
+            route = rng.choice(("billing", "shipping"))
+            model = rng.choice(("m-a", "m-b"))
+            order = f"A{n}"
+            question = f"Where is order {order}?"
+            if rng.random() < 0.1:
+                question += f" Write to buyer{n}@example.com."
+            fact = f"Order {order} shipped on 3 March by courier."
+            bad = rng.random() < (0.5 if n >= DRIFT_FROM and route == "billing" else 0.05)
+            answer = fact
+            if bad:
+                answer += f" A refund of {n % 90 + 10} euros reaches Lisbon on Friday."
+            with fm.rag_span(question, route=route, tenant=f"t{n % 3}") as rag:
+                rag.record_retrieval([fact, "Returns are free within 30 days."], retriever="kb")
+                rag.record_answer(answer, model=model)
+    finally:
+        fm.shutdown()
+    by_trace: dict[str, list[ReadableSpan]] = defaultdict(list)
+    for span in exporter.get_finished_spans():
+        assert span.context is not None
+        by_trace[f"{span.context.trace_id:032x}"].append(span)
+    assert len(by_trace) == count
+    trace_ids = list(by_trace)
+    routed: dict[int, list[list[ReadableSpan]]] = defaultdict(list)
+    for trace_id in trace_ids:
+        # What the loadbalancing exporter guarantees: one trace id, one receiver.
+        routed[int(trace_id, 16) % receivers].append(by_trace[trace_id])
+
+    def encode(traces: Sequence[list[ReadableSpan]]) -> list[bytes]:
+        return [
+            encode_spans(
+                [s for t in traces[i : i + TRACES_PER_BODY] for s in t]
+            ).SerializeToString()
+            for i in range(0, len(traces), TRACES_PER_BODY)
+        ]
+
+    return Traffic(
+        trace_ids=trace_ids,
+        bodies={r: encode(traces) for r, traces in routed.items()},
+        all_bodies=encode([by_trace[t] for t in trace_ids]),
+    )
+
+
+class Sender(threading.Thread):
+    """POSTs bodies to one receiver in order, as an exporter with retries does.
+
+    503 (with Retry-After) and connection failures (a receiver restarting) are
+    retried, bounded by ``deadline``; any other answer fails the test.
+    """
+
+    def __init__(
+        self, url: str, bodies: Sequence[bytes], deadline: float, pause_at: int | None = None
+    ) -> None:
+        super().__init__(name=f"sender {url}", daemon=True)
+        self.url = url + "/v1/traces"
+        self.bodies = bodies
+        self.deadline = deadline
+        self.sent = 0
+        self.retries: dict[str, int] = defaultdict(int)
+        self.error: BaseException | None = None
+        # With pause_at, the sender stops after that many bodies (``paused`` is set) until
+        # ``resume`` is set: the test restarts the receiver at a known point of its load.
+        self.pause_at = pause_at
+        self.paused = threading.Event()
+        self.resume = threading.Event()
+
+    def run(self) -> None:
+        try:
+            for index, body in enumerate(self.bodies):
+                if index == self.pause_at:
+                    self.paused.set()
+                    if not self.resume.wait(timeout=max(0.0, self.deadline - time.monotonic())):
+                        raise TimeoutError("never resumed")
+                self._post(body)
+                self.sent += 1
+        except BaseException as exc:
+            self.error = exc
+
+    def _post(self, body: bytes) -> None:
+        while True:
+            wait = 0.1
+            try:
+                request = urllib.request.Request(self.url, body, PROTOBUF, method="POST")
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    assert response.status == 200
+                    return
+            except urllib.error.HTTPError as exc:
+                if exc.code not in (429, 502, 503, 504):
+                    raise
+                self.retries[str(exc.code)] += 1
+                wait = min(float(exc.headers.get("Retry-After") or 1), 1.0)
+            except OSError as exc:  # refused or reset while a receiver restarts
+                self.retries[type(exc).__name__] += 1
+            if time.monotonic() > self.deadline:
+                raise TimeoutError(f"{self.url}: not accepted before the deadline")
+            time.sleep(wait)
+
+
+def fleet_env(database_url: str, run_dir: Path, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "FAITHMON_DATABASE_URL": database_url,
+        "FAITHMON_SCRUB_KEY": "scale-out-test-key-0123456789",
+        "FAITHMON_JUDGE": "offline",
+        "FAITHMON_ASSEMBLY_QUIET_SECONDS": "0.2",
+        "FAITHMON_DRIFT_DIMENSIONS": "route,model",
+        "FAITHMON_DRIFT_BASELINE_RECORDS": "1000",
+        "FAITHMON_DRIFT_BASELINE_DAYS": "0",
+        "FAITHMON_WORKER_SCORE_INTERVAL": "0.5",
+        # The baseline freezes on the first drift run that has enough records. Mid-load,
+        # that is whichever records happen to be scored then, so the workers leave drift
+        # to the end, where it runs once over everything, as in the single-process run.
+        "FAITHMON_WORKER_DRIFT_INTERVAL": "3600",
+        "FAITHMON_WORKER_BATCH": "50",
+        "FAITHMON_WORKER_LEASE_SECONDS": "5",
+        "FAITHMON_WORKER_HEARTBEAT_FILE": str(run_dir / "worker.heartbeat"),
+        "FAITHMON_LOG_LEVEL": "WARNING",
+        **extra,
+    }
+
+
+@dataclass(frozen=True)
+class DriftState:
+    baselines: dict[str, tuple[int, int, datetime, datetime]]
+    run: DriftRun
+    alerts: list[dict[str, Any]]
+
+
+def drift_state(settings: Settings, sessions: sessionmaker[Session]) -> DriftState:
+    judge = runtime.make_judge(settings)
+    result = check_drift(sessions, judge.name, runtime.drift_config(settings), now=lambda: NOW)
+    with sessions() as session:
+        baselines = repo.load_baselines(session)
+        alerts = [to_json(a) for a in repo.list_alerts(session, include_resolved=True)]
+    for alert in alerts:
+        alert.pop("id")
+    return DriftState(baselines, result, alerts)
+
+
+def single_process_run(settings: Settings, bodies: Sequence[bytes]) -> DriftState:
+    """The same traffic through one in-process pipeline, scorer and drift run."""
+    with runtime.open_store(settings) as sessions:
+        pipeline = runtime.store_pipeline(settings, sessions)
+        for body in bodies:
+            spans, rejected = otlp.decode_traces(body)
+            assert rejected == 0
+            pipeline.submit(spans)
+        pipeline.flush_all()
+        score_pending(sessions, runtime.make_judge(settings), batch=500)
+        assert tally(sessions) == Tally(TRACES, TRACES, TRACES, TRACES, 0, 0)
+        return drift_state(settings, sessions)
+
+
+def wait_for(condition: Any, timeout: float, what: str, interval: float = 0.2) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def log_tail(log_dir: Path) -> str:
+    parts = []
+    for path in sorted(log_dir.glob("*.log")):
+        lines = path.read_text(errors="replace").splitlines()[-15:]
+        parts.append(f"--- {path.name}\n" + "\n".join(lines))
+    return "\n".join(parts)
+
+
+# --- the scale-out test ----------------------------------------------------------------
+
+
+@pytest.mark.postgres
+def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
+    postgres_url: str,
+    pg_engine: Engine,
+    tmp_path: Path,
+) -> None:
+    traffic = make_traffic(TRACES, receivers=2)
+    assert set(traffic.bodies) == {0, 1}
+    env = fleet_env(postgres_url, tmp_path)
+    sessions = store_engine.session_factory(pg_engine)
+    fleet = launch.Fleet(
+        receivers=2,
+        workers=3,
+        base_port=free_ports(2),
+        env=env,
+        run_dir=tmp_path / "run",
+        log_dir=tmp_path / "logs",
+        stop_timeout=60,
+    )
+    fleet.start()
+    try:
+        deadline = time.monotonic() + 150
+        senders = [
+            Sender(fleet.urls[0], traffic.bodies[0], deadline, len(traffic.bodies[0]) // 3),
+            Sender(fleet.urls[1], traffic.bodies[1], deadline),
+        ]
+        for sender in senders:
+            sender.start()
+
+        # One receiver restarts a third of the way through its traffic: SIGTERM, it saves
+        # what it buffers and exits, and a new process takes its port. Its sender goes on
+        # meanwhile, sees refused connections and retries; the other receiver's load goes on.
+        wait_for(senders[0].paused.is_set, 60, "a third of the load")
+        restart: list[int | None] = []
+        restarter = threading.Thread(target=lambda: restart.append(fleet.restart_receiver(0)))
+        restarter.start()
+        time.sleep(0.2)
+        senders[0].resume.set()
+        restarter.join(timeout=90)
+        assert restart and restart[0] in (0, -15), f"receiver 0 exited with {restart}"
+
+        # One worker is killed with SIGKILL while it holds leases, halfway through.
+        wait_for(lambda: tally(sessions).evaluations >= TRACES // 4, 90, "evaluations")
+        victim = fleet.worker_members[1]
+        owner = f"{socket.gethostname()}:{victim.pid}"
+
+        def victim_holds_leases() -> bool:
+            with sessions() as session:
+                held = session.scalar(
+                    select(func.count())
+                    .select_from(RecordRow)
+                    .where(RecordRow.lease_owner == owner, RecordRow.status == "pending")
+                )
+            return bool(held)
+
+        wait_for(victim_holds_leases, 30, "the victim worker to hold leases", 0.01)
+        assert fleet.kill_worker(1) == -9
+
+        for sender in senders:
+            sender.join(timeout=max(1.0, deadline - time.monotonic()))
+            assert not sender.is_alive(), "a sender did not finish"
+            assert sender.error is None, f"{sender.url}: {sender.error!r}"
+        refused = dict(senders[0].retries)
+
+        wait_for(
+            lambda: (t := tally(sessions)).records == TRACES and t.evaluated_records == TRACES,
+            120,
+            "every record stored and evaluated",
+            0.5,
+        )
+        assert [m.name for m in fleet.exited()] == ["worker-1"], log_tail(tmp_path / "logs")
+    finally:
+        statuses = fleet.stop()
+        fleet.close_logs()
+    assert statuses["serve-0"] in (0, -15) and statuses["serve-1"] in (0, -15), statuses
+    assert statuses["worker-0"] == 0 and statuses["worker-2"] == 0, statuses
+    assert fleet.receiver_members[0].restarts == 1
+    # The restarted receiver's sender had to retry while it was down, so the restart
+    # happened under load; what it sent before and after all arrived (below).
+    assert refused, "the receiver restarted without its sender noticing"
+
+    # Every trace stored once, every record evaluated once, no lease left behind.
+    assert tally(sessions) == Tally(TRACES, TRACES, TRACES, TRACES, 0, 0)
+    with sessions() as session:
+        stored = set(session.scalars(select(RecordRow.trace_id)))
+        statuses_by = repo.counts_by_status(session)
+    assert stored == set(traffic.trace_ids)
+    assert statuses_by == {"scored": TRACES}, statuses_by  # none cut short as incomplete
+
+    # Drift over the fleet's database equals drift from one process over the same traffic.
+    settings = Settings.from_env(env)
+    fleet_drift = drift_state(settings, sessions)
+    # The reference is the single-process topology: one pipeline and one scorer on
+    # SQLite, fed the same bodies in the order they were made.
+    reference = single_process_run(
+        Settings.from_env({**env, "FAITHMON_DATABASE_URL": f"sqlite:///{tmp_path}/one.db"}),
+        traffic.all_bodies,
+    )
+    assert fleet_drift.run.baseline_ready and fleet_drift.baselines
+    assert any(a["state"] == "firing" for a in fleet_drift.alerts), fleet_drift.alerts
+    assert {tuple(sorted(a["segment"].items())) for a in fleet_drift.alerts} >= {
+        (("route", "billing"),)
+    }
+    assert fleet_drift.baselines == reference.baselines
+    assert fleet_drift.run.readings == reference.run.readings
+    assert fleet_drift.alerts == reference.alerts
+
+
+# --- graceful shutdown -----------------------------------------------------------------
+
+
+def post_all(url: str, bodies: Sequence[bytes]) -> None:
+    sender = Sender(url, bodies, time.monotonic() + 60)
+    sender.run()
+    assert sender.error is None, repr(sender.error)
+
+
+@pytest.mark.postgres
+def test_sigterm_receiver_saves_every_buffered_trace_before_it_exits(
+    postgres_url: str, pg_engine: Engine, tmp_path: Path
+) -> None:
+    """Traces still waiting for assembly (quiet period 30 s) are stored on SIGTERM."""
+    traffic = make_traffic(200, receivers=1)
+    env = fleet_env(postgres_url, tmp_path, FAITHMON_ASSEMBLY_QUIET_SECONDS="30")
+    sessions = store_engine.session_factory(pg_engine)
+    fleet = launch.Fleet(receivers=1, workers=0, base_port=free_ports(1), env=env)
+    fleet.start()
+    try:
+        post_all(fleet.urls[0], traffic.bodies[0])
+        time.sleep(0.5)
+        assert tally(sessions).records == 0  # all of it still buffered
+        started = time.monotonic()
+        status = fleet.stop_receiver(0)
+        assert time.monotonic() - started < 30
+    finally:
+        fleet.stop()
+    assert status in (0, -15)
+    t = tally(sessions)
+    assert (t.records, t.distinct_traces) == (200, 200)
+    with sessions() as session:
+        assert set(session.scalars(select(RecordRow.trace_id))) == set(traffic.trace_ids)
+        assert repo.counts_by_status(session) == {"pending": 200}
+
+
+@pytest.mark.postgres
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "faithmon serve has no draining state: on SIGTERM uvicorn closes the listening "
+        "socket before the lifespan shutdown saves the buffer, so while it drains a "
+        "request is refused (connection refused), never answered 503, and /healthz "
+        "cannot report it"
+    ),
+)
+def test_sigterm_receiver_answers_503_while_it_drains(
+    postgres_url: str, pg_engine: Engine, tmp_path: Path
+) -> None:
+    """While the drain is held up (the records table locked), requests get 503."""
+    traffic = make_traffic(50, receivers=1)
+    env = fleet_env(postgres_url, tmp_path, FAITHMON_ASSEMBLY_QUIET_SECONDS="30")
+    sessions = store_engine.session_factory(pg_engine)
+    fleet = launch.Fleet(receivers=1, workers=0, base_port=free_ports(1), env=env)
+    fleet.start()
+    answers: list[str] = []
+    try:
+        url = fleet.urls[0]
+        post_all(url, traffic.bodies[0])
+        process = fleet.receiver_members[0].process
+        assert process is not None
+        with pg_engine.connect() as blocker:
+            blocker.execute(text("LOCK TABLE records IN EXCLUSIVE MODE"))
+            process.terminate()
+            time.sleep(1.0)  # the receiver is now stuck saving its buffer
+            assert process.poll() is None, "the receiver exited without saving"
+            for path in ("/healthz", "/v1/traces"):
+                data = traffic.bodies[0][0] if path == "/v1/traces" else None
+                request = urllib.request.Request(url + path, data, PROTOBUF)
+                try:
+                    with urllib.request.urlopen(request, timeout=3) as response:
+                        answers.append(f"{path} {response.status}")
+                except urllib.error.HTTPError as exc:
+                    answers.append(f"{path} {exc.code}")
+                except urllib.error.URLError as exc:
+                    answers.append(f"{path} {type(exc.reason).__name__}")
+                except OSError as exc:
+                    answers.append(f"{path} {type(exc).__name__}")
+            blocker.rollback()
+        process.wait(timeout=30)
+    finally:
+        fleet.stop()
+    assert tally(sessions).records == 50  # the drain itself works
+    assert answers == ["/healthz 503", "/v1/traces 503"], answers
+
+
+@pytest.fixture
+def slow_judge() -> Iterator[tuple[SupportingJudge, str]]:
+    server = SupportingJudge(latency=0.25)
+    with serve_in_thread(server.app) as url:
+        yield server, url + "/v1"
+
+
+def seed_records(sessions: sessionmaker[Session], count: int) -> None:
+    from tests.test_workers import records
+
+    with sessions.begin() as session:
+        repo.save_records(session, records(count))
+
+
+@pytest.mark.postgres
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "on SIGTERM the worker stops its scheduler (shutdown(wait=False)) but the running "
+        "score_pending keeps looping: it claims the next batch, then its ThreadPoolExecutor "
+        "refuses the work ('cannot schedule new futures after shutdown', the interpreter is "
+        "exiting), so that batch stays leased until FAITHMON_WORKER_LEASE_SECONDS runs out"
+    ),
+)
+def test_sigterm_worker_mid_batch_exits_promptly_without_leaving_leases(
+    postgres_url: str,
+    pg_engine: Engine,
+    slow_judge: tuple[SupportingJudge, str],
+    tmp_path: Path,
+) -> None:
+    """SIGTERM while a batch is being judged: it finishes or releases it, then exits."""
+    _, judge_url = slow_judge
+    sessions = store_engine.session_factory(pg_engine)
+    seed_records(sessions, 400)  # 400 x 0.25 s / 2 at a time: 50 s to drain the queue
+    env = fleet_env(
+        postgres_url,
+        tmp_path,
+        FAITHMON_JUDGE="openai",
+        FAITHMON_JUDGE_MODEL="loopback-judge",
+        FAITHMON_JUDGE_BASE_URL=judge_url,
+        FAITHMON_JUDGE_API_KEY="test-key",
+        FAITHMON_JUDGE_CONCURRENCY="2",
+        FAITHMON_WORKER_BATCH="10",
+        FAITHMON_WORKER_LEASE_SECONDS="300",
+    )
+    fleet = launch.Fleet(receivers=0, workers=1, base_port=free_ports(1), env=env, stop_timeout=15)
+    fleet.start()
+    try:
+        wait_for(lambda: tally(sessions).evaluations >= 15, 60, "a batch under way", 0.02)
+        assert tally(sessions).leased > 0  # mid-batch: it holds leases
+        began = time.monotonic()
+        status = fleet.stop_worker(0)
+        took = time.monotonic() - began
+    finally:
+        fleet.stop()
+    after = tally(sessions)
+    assert status == 0, f"exit status {status} after {took:.1f}s (-9: killed at the timeout)"
+    assert took < 10
+    assert after.leased == 0, after
+    assert after.pending > 0  # it stopped, rather than draining the whole queue first
+    assert after.evaluations == after.evaluated_records == 400 - after.pending
