@@ -69,8 +69,7 @@ def demo(count: int, seed: int) -> None:
 )
 def serve(host: str, port: int, grpc_port: int) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC) and store RAG records."""
-    import uvicorn
-
+    from . import serving
     from .api import metrics as metrics_api
     from .ingest import grpc_server
     from .ingest.http import create_app
@@ -79,12 +78,15 @@ def serve(host: str, port: int, grpc_port: int) -> None:
     _configure_logging(settings.log_level)
     with runtime.open_store(settings) as sessions:
         pipeline = runtime.store_pipeline(settings, sessions)
-        stop_grpc = None
-        if grpc_port:
-            server, _ = grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)
+        grpc = (
+            grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)[0]
+            if grpc_port
+            else None
+        )
 
-            def stop_grpc() -> None:
-                server.stop(grace=5).wait()
+        def stop_grpc() -> None:
+            if grpc is not None:
+                grpc.stop(grace=5).wait()
 
         app = create_app(
             pipeline,
@@ -94,7 +96,7 @@ def serve(host: str, port: int, grpc_port: int) -> None:
             extra_routes=[metrics_api.route(sessions)],
         )
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        serving.serve(app, host, port, pipeline, before_drain=stop_grpc)
 
 
 @main.command()

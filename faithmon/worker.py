@@ -33,6 +33,10 @@ logger = logging.getLogger(__name__)
 
 Sessions = sessionmaker[Session]
 
+# Set on SIGTERM: scoring stops claiming, queued calls are not sent and their
+# records are given back, and the calls in flight finish and are saved.
+STOPPING = threading.Event()
+
 
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -128,8 +132,9 @@ def score_pending(
     exhausted = False
 
     def judge_one(record: RagRecord) -> Judgement | None:
-        # Once the configuration is refused, what is still queued is not sent.
-        if refused.is_set():
+        # Once the configuration is refused or the worker stops, what is still
+        # queued is not sent (its record is given back).
+        if refused.is_set() or STOPPING.is_set():
             return None
         judgement = _judge_safely(
             judge, record.question, [c.text for c in record.chunks], record.answer
@@ -140,7 +145,8 @@ def score_pending(
 
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="faithmon-judge") as pool:
         while True:
-            if not exhausted and not refused.is_set() and len(in_flight) < concurrency:
+            stopping = refused.is_set() or STOPPING.is_set()
+            if not exhausted and not stopping and len(in_flight) < concurrency:
                 size = min(batch, 2 * concurrency - len(in_flight))
                 claimed, more_history, reason = _claim(
                     sessions, judge, owner, size, lease_seconds, daily_token_budget, now()
@@ -403,9 +409,10 @@ def run(
     scheduler = scheduler or BlockingScheduler(timezone=UTC)
 
     def stop(signum: int, frame: object) -> None:
-        # SIGTERM (docker stop, Kubernetes) ends the schedule; a job that is
-        # running finishes its current record, whose lease protects the rest.
+        # SIGTERM (docker stop, Kubernetes) ends the schedule; a scoring run in
+        # progress saves the calls in flight and gives back what it had queued.
         logger.info("faithmon: worker stopping on signal %d", signum)
+        STOPPING.set()
         scheduler.shutdown(wait=False)
 
     signal.signal(signal.SIGTERM, stop)

@@ -99,7 +99,8 @@ def _export_endpoint(
                 status_code=415,
             )
         if pipeline.saturated:
-            return _unavailable("the pipeline is saturated")
+            reason = "shutting down" if pipeline.draining else "the pipeline is saturated"
+            return _unavailable(reason)
         encoding = request.headers.get("content-encoding", "").strip().lower()
         try:
             raw = await _read_body(request, max_body_bytes)

@@ -69,6 +69,7 @@ class Pipeline:
         self._backlog: deque[RagRecord] = deque()
         self._max_backlog = max_backlog
         self._max_items = max_items
+        self.draining = False
         self._max_bytes = max_bytes
         self._max_traces = max_traces
         self._save_batch = save_batch
@@ -98,8 +99,14 @@ class Pipeline:
 
     @property
     def saturated(self) -> bool:
-        """True while the store is failing or the buffer is near one of its bounds."""
-        return bool(self._backlog or self._feedback_backlog or self._full())
+        """True while draining, while the store is failing, or near a buffer bound."""
+        return bool(self.draining or self._backlog or self._feedback_backlog or self._full())
+
+    def drain(self) -> int:
+        """Refuse new spans from now on (503) and save everything buffered."""
+        self.draining = True
+        self.stop()
+        return self.stats["records"]
 
     def submit(self, items: Sequence[TraceItem]) -> None:
         """Buffer spans and log records for assembly.
@@ -107,6 +114,8 @@ class Pipeline:
         Raises SaturatedError while saving is failing or when the items would
         take the buffer past its bound, so the receiver can answer 503.
         """
+        if self.draining:
+            raise SaturatedError("faithmon is shutting down")
         if self._backlog or self._feedback_backlog:
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         with self._lock:

@@ -467,15 +467,6 @@ def test_sigterm_receiver_saves_every_buffered_trace_before_it_exits(
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "faithmon serve has no draining state: on SIGTERM uvicorn closes the listening "
-        "socket before the lifespan shutdown saves the buffer, so while it drains a "
-        "request is refused (connection refused), never answered 503, and /healthz "
-        "cannot report it"
-    ),
-)
 def test_sigterm_receiver_answers_503_while_it_drains(
     postgres_url: str, pg_engine: Engine, tmp_path: Path
 ) -> None:
@@ -531,15 +522,6 @@ def seed_records(sessions: sessionmaker[Session], count: int) -> None:
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "on SIGTERM the worker stops its scheduler (shutdown(wait=False)) but the running "
-        "score_pending keeps looping: it claims the next batch, then its ThreadPoolExecutor "
-        "refuses the work ('cannot schedule new futures after shutdown', the interpreter is "
-        "exiting), so that batch stays leased until FAITHMON_WORKER_LEASE_SECONDS runs out"
-    ),
-)
 def test_sigterm_worker_mid_batch_exits_promptly_without_leaving_leases(
     postgres_url: str,
     pg_engine: Engine,

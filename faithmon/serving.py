@@ -1,0 +1,58 @@
+"""Running the receiver: uvicorn with a draining shutdown.
+
+On the first SIGTERM or SIGINT the receiver keeps its socket open but answers
+503 (with Retry-After) to every export and to /healthz, so load balancers and
+exporters move on and retry; meanwhile it saves every buffered trace, and only
+then does uvicorn close the socket and exit. A second signal exits at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+import uvicorn
+
+from .ingest.pipeline import Pipeline
+
+logger = logging.getLogger(__name__)
+
+
+class DrainingServer(uvicorn.Server):
+    def __init__(
+        self, config: uvicorn.Config, pipeline: Pipeline, before_drain: Callable[[], None]
+    ) -> None:
+        super().__init__(config)
+        self._pipeline = pipeline
+        self._before_drain = before_drain
+        self._draining = threading.Event()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._draining.is_set():
+            super().handle_exit(sig, frame)
+            return
+        self._draining.set()
+        logger.info("faithmon: draining on signal %d; answering 503 until saved", sig)
+
+        def drain() -> None:
+            try:
+                self._before_drain()
+                saved = self._pipeline.drain()
+                logger.info("faithmon: drained; %d records saved in all", saved)
+            finally:
+                self.should_exit = True
+
+        threading.Thread(target=drain, name="faithmon-drain", daemon=True).start()
+
+
+def serve(
+    app: object,
+    host: str,
+    port: int,
+    pipeline: Pipeline,
+    before_drain: Callable[[], None] = lambda: None,
+) -> None:
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")  # type: ignore[arg-type]
+    DrainingServer(config, pipeline, before_drain).run()
