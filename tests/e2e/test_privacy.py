@@ -144,12 +144,17 @@ def test_no_raw_pii_anywhere_and_faithfulness_survives(
     with engine.connect() as connection:
         for table in Base.metadata.sorted_tables:
             dump += [repr(tuple(row)) for row in connection.execute(select(table))]
+        evaluations = Base.metadata.tables["evaluations"]
+        record_table = Base.metadata.tables["records"]
         consistency = [
             json.loads(row.claims) if isinstance(row.claims, str) else row.claims
             for row in connection.execute(
-                select(Base.metadata.tables["evaluations"].c.claims).order_by("id")
+                select(evaluations.c.claims)
+                .join(record_table, record_table.c.id == evaluations.c.record_id)
+                .where(record_table.c.question == "Where do refunds go?")
+                .order_by(record_table.c.started_at)
             )
-        ][-2:]
+        ]
     engine.dispose()
 
     haystacks = {
