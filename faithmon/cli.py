@@ -13,7 +13,7 @@ from typing import IO, Any
 import click
 
 from . import __version__, runtime
-from .alerts import LogSink, to_json
+from .alerts import to_json
 from .config import Settings
 from .errors import ConfigError
 from .model import segment_key
@@ -204,7 +204,7 @@ def sentinel_run(name: str | None) -> None:
     _configure_logging(settings.log_level)
     judge_ = runtime.make_judge(settings)
     with runtime.open_store(settings) as sessions:
-        done = jobs.run_sentinels(sessions, judge_, sinks=[LogSink()], name=name)
+        done = jobs.run_sentinels(sessions, judge_, sinks=runtime.make_sinks(settings), name=name)
     for run in done:
         click.echo(
             f"{run.name} {run.version}: accuracy {run.result.accuracy:.2f}, judge "

@@ -204,6 +204,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", "segment_min_baseline", "100",
             _non_negative_int,
             "Baseline records a segment needs for its own rate; fewer uses the overall rate"),
+    Setting("FAITHMON_ALERT_WEBHOOK_URL", "alert_webhook_url", "", str,
+            "POST every alert change here as JSON signed per Standard Webhooks (unset: off)"),
+    Setting("FAITHMON_ALERT_WEBHOOK_SECRET", "alert_webhook_secret", "", str,
+            "Signing secret of the alert webhook (whsec_<base64> or plain text)"),
+    Setting("FAITHMON_ALERT_SLACK_URL", "alert_slack_url", "", str,
+            "Slack incoming-webhook URL for alert changes (unset: off)"),
+    Setting("FAITHMON_ALERT_ALERTMANAGER_URL", "alert_alertmanager_url", "", str,
+            "Alertmanager base URL; alerts go to /api/v2/alerts (unset: off)"),
     Setting("FAITHMON_TELEMETRY_ENDPOINT", "telemetry_endpoint", "", str,
             "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)"),
     Setting("FAITHMON_LOG_LEVEL", "log_level", "INFO", _level,
@@ -262,6 +270,10 @@ class Settings:
     baseline_records: int
     baseline_days: float
     segment_min_baseline: int
+    alert_webhook_url: str
+    alert_webhook_secret: str
+    alert_slack_url: str
+    alert_alertmanager_url: str
     telemetry_endpoint: str
     log_level: str
 

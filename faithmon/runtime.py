@@ -21,6 +21,7 @@ from .ingest.sampler import PolicySampler, SamplingPolicy
 from .ingest.scrub import PiiScrubber
 from .judge import OfflineJudge
 from .model import (
+    AlertSink,
     DroppedTrace,
     Feedback,
     Judge,
@@ -175,6 +176,23 @@ def store_pipeline(
         save_feedback=make_save_feedback(sessions),
         save_sampling=make_save_sampling(sessions),
     )
+
+
+def make_sinks(settings: Settings) -> list[AlertSink]:
+    """The log sink, plus every sink the settings name."""
+    from .alerts import LogSink
+    from .sinks import AlertmanagerSink, SlackSink, WebhookSink
+
+    sinks: list[AlertSink] = [LogSink()]
+    if settings.alert_webhook_url:
+        if not settings.alert_webhook_secret:
+            raise ConfigError("FAITHMON_ALERT_WEBHOOK_URL needs FAITHMON_ALERT_WEBHOOK_SECRET")
+        sinks.append(WebhookSink(settings.alert_webhook_url, settings.alert_webhook_secret))
+    if settings.alert_slack_url:
+        sinks.append(SlackSink(settings.alert_slack_url))
+    if settings.alert_alertmanager_url:
+        sinks.append(AlertmanagerSink(settings.alert_alertmanager_url))
+    return sinks
 
 
 def make_judge(settings: Settings, name: str | None = None) -> Judge:

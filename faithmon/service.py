@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from . import runtime
 from . import worker as jobs
-from .alerts import LogSink
 from .config import Settings
 from .drift import DriftConfig
 from .errors import ConfigError
@@ -64,7 +63,7 @@ def run_worker(settings: Settings, once: bool) -> str:
     """Run the jobs (once, or on their schedules); returns a summary for ``--once``."""
     judge = runtime.make_judge(settings)
     config = runtime.drift_config(settings)
-    sinks = [LogSink()]
+    sinks = runtime.make_sinks(settings)
     retry = jobs.RetryPolicy(
         max_retries=settings.worker_max_retries,
         base_delay=settings.worker_retry_delay,
