@@ -212,6 +212,16 @@ SETTINGS: tuple[Setting, ...] = (
             "Slack incoming-webhook URL for alert changes (unset: off)"),
     Setting("FAITHMON_ALERT_ALERTMANAGER_URL", "alert_alertmanager_url", "", str,
             "Alertmanager base URL; alerts go to /api/v2/alerts (unset: off)"),
+    Setting("FAITHMON_ALERT_SMTP_HOST", "alert_smtp_host", "", str,
+            "SMTP server for alert e-mails, host or host:port (unset: off)"),
+    Setting("FAITHMON_ALERT_SMTP_FROM", "alert_smtp_from", "faithmon@localhost", str,
+            "Sender address of alert e-mails"),
+    Setting("FAITHMON_ALERT_SMTP_TO", "alert_smtp_to", "", _names,
+            "Comma-separated recipients of alert e-mails"),
+    Setting("FAITHMON_ALERT_SMTP_USER", "alert_smtp_user", "", str,
+            "SMTP login (with FAITHMON_ALERT_SMTP_PASSWORD); STARTTLS is used when set"),
+    Setting("FAITHMON_ALERT_SMTP_PASSWORD", "alert_smtp_password", "", str,
+            "SMTP password"),
     Setting("FAITHMON_TELEMETRY_ENDPOINT", "telemetry_endpoint", "", str,
             "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)"),
     Setting("FAITHMON_LOG_LEVEL", "log_level", "INFO", _level,
@@ -274,6 +284,11 @@ class Settings:
     alert_webhook_secret: str
     alert_slack_url: str
     alert_alertmanager_url: str
+    alert_smtp_host: str
+    alert_smtp_from: str
+    alert_smtp_to: tuple[str, ...]
+    alert_smtp_user: str
+    alert_smtp_password: str
     telemetry_endpoint: str
     log_level: str
 

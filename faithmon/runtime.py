@@ -181,7 +181,7 @@ def store_pipeline(
 def make_sinks(settings: Settings) -> list[AlertSink]:
     """The log sink, plus every sink the settings name."""
     from .alerts import LogSink
-    from .sinks import AlertmanagerSink, SlackSink, WebhookSink
+    from .sinks import AlertmanagerSink, EmailSink, SlackSink, WebhookSink
 
     sinks: list[AlertSink] = [LogSink()]
     if settings.alert_webhook_url:
@@ -192,6 +192,21 @@ def make_sinks(settings: Settings) -> list[AlertSink]:
         sinks.append(SlackSink(settings.alert_slack_url))
     if settings.alert_alertmanager_url:
         sinks.append(AlertmanagerSink(settings.alert_alertmanager_url))
+    if settings.alert_smtp_host:
+        host, _, port = settings.alert_smtp_host.partition(":")
+        if not settings.alert_smtp_to:
+            raise ConfigError("FAITHMON_ALERT_SMTP_HOST needs FAITHMON_ALERT_SMTP_TO")
+        sinks.append(
+            EmailSink(
+                host,
+                int(port or 25),
+                settings.alert_smtp_from,
+                settings.alert_smtp_to,
+                settings.alert_smtp_user,
+                settings.alert_smtp_password,
+                starttls=bool(settings.alert_smtp_user),
+            )
+        )
     return sinks
 
 

@@ -1,4 +1,4 @@
-"""Alert sinks that leave the process: signed webhooks, Slack, Alertmanager.
+"""Alert sinks that leave the process: signed webhooks, Slack, Alertmanager, e-mail.
 
 Each is a small class with ``send(alert)``; delivery retries a few times with
 backoff on connection errors and 5xx, then logs and gives up (one failing sink
@@ -15,10 +15,12 @@ import hashlib
 import hmac
 import json
 import logging
+import smtplib
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from email.message import EmailMessage
 from typing import Any
 
 from .alerts import describe, to_json
@@ -125,3 +127,44 @@ class AlertmanagerSink:
         if alert.resolved_at is not None:
             item["endsAt"] = alert.resolved_at.isoformat()
         _post(self.url, json.dumps([item]).encode(), {}, self._attempts, self._backoff)
+
+
+class EmailSink:
+    """Sends each alert change as a plain-text e-mail over SMTP (STARTTLS when asked)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        sender: str,
+        recipients: Sequence[str],
+        username: str = "",
+        password: str = "",
+        starttls: bool = False,
+    ) -> None:
+        if not recipients:
+            raise ValueError("an e-mail sink needs at least one recipient")
+        self.host, self.port, self.sender = host, port, sender
+        self.recipients = list(recipients)
+        self._username, self._password, self._starttls = username, password, starttls
+
+    def send(self, alert: Alert) -> None:
+        message = EmailMessage()
+        message["Subject"] = f"[faithmon] {describe(alert)}"[:200]
+        message["From"] = self.sender
+        message["To"] = ", ".join(self.recipients)
+        message["Message-ID"] = f"<{delivery_id(alert)}@faithmon>"
+        lines = [describe(alert), ""]
+        for key, value in alert.details.items():
+            if key != "examples":
+                lines.append(f"{key}: {value}")
+        for example in alert.details.get("examples", [])[:3]:
+            claims = "; ".join(example.get("unsupported_claims", []))
+            lines.append(f"trace {example['trace_id']}: {claims}")
+        message.set_content("\n".join(lines))
+        with smtplib.SMTP(self.host, self.port, timeout=10) as smtp:
+            if self._starttls:
+                smtp.starttls()
+            if self._username:
+                smtp.login(self._username, self._password)
+            smtp.send_message(message)

@@ -101,3 +101,20 @@ def test_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     result = CliRunner().invoke(main, ["traces", "list"])
     assert result.exit_code == 1
     assert "FAITHMON_SAMPLE_RATE='2': must be between 0.0 and 1.0" in result.stderr
+
+
+def test_alerts_show_and_ack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`faithmon alerts show` prints an alert's details; `ack` records who acknowledged it."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(main, ["demo", "--requests", "400"]).exit_code == 0
+    monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
+    shown = runner.invoke(main, ["alerts", "show", "1"])
+    assert shown.exit_code == 0 and "model=northwind-llm-1.1" in shown.stdout
+    assert "baseline_rate" in shown.stdout and "trace " in shown.stdout
+    acked = runner.invoke(main, ["alerts", "ack", "1", "--by", "oncall"])
+    assert acked.exit_code == 0 and "acknowledged by oncall" in acked.stdout
+    details = json.loads(runner.invoke(main, ["alerts", "show", "1", "--json"]).stdout)["details"]
+    assert details["acked_by"] == "oncall"
+    missing = runner.invoke(main, ["alerts", "show", "99"])
+    assert missing.exit_code == 1 and "no alert #99" in missing.stderr

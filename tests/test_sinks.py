@@ -122,3 +122,37 @@ def test_alertmanager_gets_labels_and_times(receiver: Receiver) -> None:
         "model": "m2",
     }
     assert item["startsAt"] == T0.isoformat() and "endsAt" not in item
+
+
+def test_email_reaches_a_real_smtp_server() -> None:
+    """An alert e-mail goes over SMTP to aiosmtpd on 127.0.0.1 with the alert in it."""
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    from faithmon.sinks import EmailSink
+
+    class Inbox(Message):
+        def __init__(self) -> None:
+            super().__init__()
+            self.messages: list[object] = []
+
+        def handle_message(self, message: object) -> None:
+            self.messages.append(message)
+
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        EmailSink("127.0.0.1", port, "faithmon@example.org", ["oncall@example.org"]).send(ALERT)
+    finally:
+        controller.stop()
+    [message] = inbox.messages
+    assert message["To"] == "oncall@example.org"  # type: ignore[index]
+    assert "model=m2" in message["Subject"]  # type: ignore[index]
+    body = message.get_payload()  # type: ignore[attr-defined]
+    assert "It arrives tomorrow." in body and "current_rate: 0.4" in body

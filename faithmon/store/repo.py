@@ -402,6 +402,20 @@ def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
     return saved
 
 
+def get_alert(session: Session, alert_id: int) -> Alert | None:
+    row = session.get(AlertRow, alert_id)
+    return _to_alert(row) if row is not None else None
+
+
+def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert | None:
+    """Record who acknowledged an alert; its state is the detector's, not changed here."""
+    row = session.get(AlertRow, alert_id)
+    if row is None:
+        return None
+    row.details = {**row.details, "acked_by": by, "acked_at": at.isoformat()}
+    return _to_alert(row)
+
+
 def counts_by_status(session: Session) -> dict[str, int]:
     return {
         status: count
