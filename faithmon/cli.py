@@ -461,3 +461,63 @@ def alerts_ack(alert_id: int, by: str) -> None:
     if alert is None:
         raise click.ClickException(f"no alert #{alert_id}")
     click.echo(f"#{alert_id} acknowledged by {who}")
+
+
+@main.group("drift")
+def drift_group() -> None:
+    """Production drift detectors per segment."""
+
+
+@drift_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def drift_status(as_json: bool) -> None:
+    """Each segment's baseline, current rate with a 95% interval, CUSUM and state."""
+    from . import worker as jobs
+    from .drift import wilson_interval
+
+    settings = _settings()
+    judge_ = runtime.make_judge(settings)
+    config = runtime.drift_config(settings)
+    with runtime.open_store(settings) as sessions:
+        run = jobs.check_drift(sessions, judge_.name, config, dry_run=True)
+    if not run.baseline_ready:
+        click.echo(
+            f"building the baseline: it needs {config.baseline_records} scored records over "
+            f"{config.baseline_days:g} days (judge {judge_.name})"
+        )
+        return
+    rows: list[dict[str, Any]] = []
+    for reading in run.readings:
+        low, high = wilson_interval(reading.unsupported, reading.records)
+        state = (
+            reading.level
+            if reading.explained_by is None
+            else "explained by " + ",".join(f"{k}={v}" for k, v in reading.explained_by.items())
+        )
+        rows.append(
+            {
+                "segment": dict(reading.segment),
+                "baseline_rate": round(reading.baseline.rate, 4),
+                "baseline_source": reading.baseline_source,
+                "records": reading.records,
+                "current_rate": round(reading.rate, 4),
+                "current_interval": [round(low, 4), round(high, 4)],
+                "statistic": round(reading.statistic, 3),
+                "threshold": config.threshold,
+                "state": state,
+            }
+        )
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(
+        f"{'segment':<34} {'baseline':>8} {'current (95%)':>22} {'n':>6} {'cusum':>7}  state"
+    )
+    for row in rows:
+        name = segment_key(row["segment"]) or "overall"
+        low, high = row["current_interval"]
+        current = f"{row['current_rate']:.1%} ({low:.1%}-{high:.1%})"
+        click.echo(
+            f"{name:<34} {row['baseline_rate']:>8.1%} {current:>22} {row['records']:>6} "
+            f"{row['statistic']:>7.2f}  {row['state']}"
+        )

@@ -77,8 +77,10 @@ class Reading:
         return self.unsupported / self.records if self.records else 0.0
 
     def signal(self, threshold: float) -> Signal:
+        low, high = wilson_interval(self.unsupported, self.records)
         details: dict[str, Any] = {
             "baseline_rate": round(self.baseline.rate, 4),
+            "current_interval": [round(low, 4), round(high, 4)],
             "baseline_records": self.baseline.records,
             "baseline_source": self.baseline_source,
             "current_rate": round(self.rate, 4),
@@ -94,6 +96,17 @@ class Reading:
             details["explained_by"] = dict(self.explained_by)
             level = "ok"
         return Signal(rule=RULE, segment=self.segment, level=level, details=details)
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a rate (sensible even at 0 or n successes)."""
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def segments_of(labels: Mapping[str, str], dimensions: Sequence[str]) -> list[dict[str, str]]:

@@ -269,8 +269,13 @@ def check_drift(
     config: drift.DriftConfig,
     sinks: Sequence[AlertSink] = (),
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    dry_run: bool = False,
 ) -> DriftRun:
-    """Update every segment's detector and the alerts; sinks get each change."""
+    """Update every segment's detector and the alerts; sinks get each change.
+
+    With ``dry_run`` the readings are computed and nothing is written (the baseline
+    is not frozen, no alert changes): what `faithmon drift status` shows.
+    """
     with sessions() as session, session.begin():
         outcomes = repo.outcomes(session, judge_name)
         stored = repo.load_baselines(session)
@@ -283,6 +288,9 @@ def check_drift(
                 return DriftRun(False, (), ())
             window_end = window[1]
             baselines = drift.compute_baselines(outcomes, window_end, config)
+            if dry_run:
+                readings = drift.detect(outcomes, baselines, window_end, config)
+                return DriftRun(True, tuple(readings), ())
             repo.save_baselines(
                 session,
                 {k: (b.records, b.unsupported) for k, b in baselines.items()},
@@ -295,6 +303,8 @@ def check_drift(
                 len(baselines),
             )
         readings = drift.detect(outcomes, baselines, window_end, config)
+        if dry_run:
+            return DriftRun(True, tuple(readings), ())
         trust = store_sentinels.trust_window(session, judge_name)
         if trust is not None and trust[1] is None:
             # The judge itself is drifting: production alerts wait for it to be trusted.

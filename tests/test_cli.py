@@ -118,3 +118,24 @@ def test_alerts_show_and_ack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert details["acked_by"] == "oncall"
     missing = runner.invoke(main, ["alerts", "show", "99"])
     assert missing.exit_code == 1 and "no alert #99" in missing.stderr
+
+
+def test_drift_status_shows_segments_without_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`faithmon drift status` reads the detectors and changes no alert."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(main, ["demo"]).exit_code == 0
+    monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
+    monkeypatch.setenv("FAITHMON_DRIFT_BASELINE_RECORDS", "140")
+    monkeypatch.setenv("FAITHMON_DRIFT_BASELINE_DAYS", "0")
+    before = runner.invoke(main, ["alerts", "list", "--json"]).stdout
+    rows = json.loads(runner.invoke(main, ["drift", "status", "--json"]).stdout)
+    by_segment = {tuple(r["segment"].items()): r for r in rows}
+    model = by_segment[(("model", "northwind-llm-1.1"),)]
+    assert model["state"] == "firing" and model["current_interval"][0] > model["baseline_rate"]
+    assert by_segment[()]["state"].startswith("explained by model=")
+    assert runner.invoke(main, ["alerts", "list", "--json"]).stdout == before
+    text = runner.invoke(main, ["drift", "status"]).stdout
+    assert "model=northwind-llm-1.1" in text and "firing" in text
