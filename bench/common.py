@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
+from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy.pool import NullPool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -162,3 +166,38 @@ def relative(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+# PostgreSQL: a fresh database per run on the given server (ingest and workers benches).
+
+
+def postgres_admin(url: str) -> tuple[Engine | None, str]:
+    """An AUTOCOMMIT engine on ``url``, or None and the reason it cannot be used."""
+    if not url:
+        return None, "no --postgres-url given"
+    try:
+        engine = create_engine(
+            url,
+            isolation_level="AUTOCOMMIT",
+            poolclass=NullPool,
+            connect_args={"connect_timeout": 5},
+        )
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except Exception as exc:  # no driver, no server, no access: all mean "skip"
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return None, f"{make_url(url).render_as_string(hide_password=True)}: {reason}"
+    return engine, ""
+
+
+@contextmanager
+def postgres_database(admin: Engine) -> Iterator[str]:
+    """Create ``faithmon_bench_<random>``; yields its URL; drops it WITH (FORCE) afterwards."""
+    name = f"faithmon_bench_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin.url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -44,7 +44,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -60,12 +59,14 @@ from common import (
     cpus,
     encode_bodies,
     number,
+    postgres_admin,
+    postgres_database,
     relative,
     render,
 )
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
@@ -582,41 +583,6 @@ def run_phoenix(payload: Payload, phoenix: Path, workdir: Path, tag: str) -> Run
             return _measure(server, payload, engine, "spans")
     finally:
         engine.dispose()
-
-
-# PostgreSQL: a fresh database per run on the given server.
-
-
-def postgres_admin(url: str) -> tuple[Engine | None, str]:
-    """An AUTOCOMMIT engine on ``url``, or None and the reason it cannot be used."""
-    if not url:
-        return None, "no --postgres-url given"
-    try:
-        engine = create_engine(
-            url,
-            isolation_level="AUTOCOMMIT",
-            poolclass=NullPool,
-            connect_args={"connect_timeout": 5},
-        )
-        with engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-    except Exception as exc:  # no driver, no server, no access: all mean "skip"
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return None, f"{make_url(url).render_as_string(hide_password=True)}: {reason}"
-    return engine, ""
-
-
-@contextmanager
-def postgres_database(admin: Engine) -> Iterator[str]:
-    """Create ``faithmon_bench_<random>``; yields its URL; drops it WITH (FORCE) afterwards."""
-    name = f"faithmon_bench_{uuid.uuid4().hex[:12]}"
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin.url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 # The benchmark.

@@ -56,9 +56,17 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from common import RESULTS_DIR, cpus, number, ratio, relative
+from common import (
+    RESULTS_DIR,
+    cpus,
+    number,
+    postgres_admin,
+    postgres_database,
+    ratio,
+    relative,
+)
 from openai import OpenAI
-from sqlalchemy import Engine, create_engine, func, make_url, select, text
+from sqlalchemy import Engine, create_engine, func, select
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import NullPool
 from starlette.applications import Starlette
@@ -230,41 +238,6 @@ def serve(app: Starlette) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
-
-
-# PostgreSQL: a fresh database per run.
-
-
-def postgres_admin(url: str) -> tuple[Engine | None, str]:
-    """An AUTOCOMMIT engine on ``url``, or None and the reason it cannot be used."""
-    if not url:
-        return None, "no --postgres-url given"
-    try:
-        engine = create_engine(
-            url,
-            isolation_level="AUTOCOMMIT",
-            poolclass=NullPool,
-            connect_args={"connect_timeout": 5},
-        )
-        with engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-    except Exception as exc:  # no driver, no server, no access: all mean "skip"
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return None, f"{make_url(url).render_as_string(hide_password=True)}: {reason}"
-    return engine, ""
-
-
-@contextmanager
-def postgres_database(admin: Engine) -> Iterator[str]:
-    """Create ``faithmon_bench_<random>``; yields its URL; drops it WITH (FORCE) afterwards."""
-    name = f"faithmon_bench_{uuid.uuid4().hex[:12]}"
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin.url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def records(count: int) -> list[RagRecord]:
