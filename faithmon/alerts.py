@@ -1,9 +1,20 @@
-"""Alert lifecycle (pending → firing → resolved) and sinks.
+"""Alert lifecycle (pending → firing → resolved), notification policy and sinks.
 
 :func:`reconcile` turns detector signals into alert changes: one open alert per
-(rule, segment); a signal at ``pending`` or ``firing`` opens or moves it, a
-signal back at ``ok`` resolves it. An alert never goes back from firing to
-pending: it stays firing until resolved. Sinks receive every change.
+(rule, segment).
+
+- A signal at ``pending`` or ``firing`` opens the alert or moves it; an alert
+  never goes back from firing to pending.
+- A pending alert resolves when its signal is back at ``ok``. A firing one
+  resolves only after ``recovery_runs`` runs in a row whose signal says the
+  segment recovered (``details["recovered"]``, set by the drift detectors), or
+  at once for rules without that notion (no data, judge drift), or when another
+  segment explains it. Its resolution records ``reset_at``, where the detector
+  restarts.
+- Notification: sinks hear of an alert when it opens, starts firing or
+  resolves, and again every ``renotify`` while it keeps firing. An alert that
+  opens again within ``cooldown`` of resolving reuses the resolved alert and
+  stays quiet until it fires: a flapping segment pages once.
 """
 
 from __future__ import annotations
@@ -11,61 +22,143 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
 
-from .model import Alert, AlertSink, Signal, segment_key
+from .model import Alert, AlertSink, AlertState, Signal, segment_key
 
 logger = logging.getLogger(__name__)
 
 SEVERITY = {"pending": "warning", "firing": "critical"}
 
 
+@dataclass(frozen=True, slots=True)
+class Policy:
+    recovery_runs: int = 3
+    cooldown: timedelta = timedelta(minutes=30)
+    renotify: timedelta = timedelta(hours=4)
+
+
+def _told(alert: Alert, now: datetime) -> Alert:
+    return replace(alert, notified_at=now)
+
+
 def reconcile(
-    open_alerts: Iterable[Alert], signals: Sequence[Signal], now: datetime
+    open_alerts: Iterable[Alert],
+    signals: Sequence[Signal],
+    now: datetime,
+    policy: Policy | None = None,
+    recently_resolved: Iterable[Alert] = (),
 ) -> list[Alert]:
-    """The alerts that change because of ``signals``: new ones have ``id`` None."""
+    """The alerts that change because of ``signals``: new ones have ``id`` None.
+
+    A returned alert whose ``notified_at`` is ``now`` is to be told to the sinks
+    (:func:`to_tell`). ``recently_resolved`` are resolved alerts the cooldown may
+    reopen.
+    """
+    policy = policy or Policy()
     current = {(a.rule, segment_key(a.segment)): a for a in open_alerts}
+    resolved = {(a.rule, segment_key(a.segment)): a for a in recently_resolved}
     changed: list[Alert] = []
     for signal in signals:
-        alert = current.get((signal.rule, segment_key(signal.segment)))
+        key = (signal.rule, segment_key(signal.segment))
+        alert = current.get(key)
+        details: dict[str, Any] = dict(signal.details)
         if alert is None:
-            if signal.level == "ok":
-                continue
-            changed.append(
-                Alert(
-                    rule=signal.rule,
-                    segment=dict(signal.segment),
-                    state=signal.level,
-                    severity=SEVERITY[signal.level],
-                    opened_at=now,
-                    updated_at=now,
-                    details=dict(signal.details),
-                )
-            )
-        elif signal.level == "ok":
-            changed.append(
-                replace(
-                    alert,
-                    state="resolved",
-                    updated_at=now,
-                    resolved_at=now,
-                    details=dict(signal.details),
-                )
-            )
-        elif signal.level == "firing" and alert.state == "pending":
-            changed.append(
-                replace(
-                    alert,
-                    state="firing",
-                    severity=SEVERITY["firing"],
-                    updated_at=now,
-                    details=dict(signal.details),
-                )
-            )
+            if signal.level != "ok":
+                changed.append(_open(signal, details, now, policy, resolved.get(key)))
+            continue
+        if alert.state == "pending":
+            changed.append(_from_pending(alert, signal, details, now))
         else:
-            changed.append(replace(alert, updated_at=now, details=dict(signal.details)))
+            changed.append(_from_firing(alert, signal, details, now, policy))
     return changed
+
+
+def _severity(signal: Signal) -> str:
+    return signal.severity or SEVERITY[signal.level]
+
+
+def _open(
+    signal: Signal,
+    details: dict[str, Any],
+    now: datetime,
+    policy: Policy,
+    last: Alert | None,
+) -> Alert:
+    state: AlertState = "firing" if signal.level == "firing" else "pending"
+    if (
+        last is not None
+        and last.resolved_at is not None
+        and now - last.resolved_at < policy.cooldown
+    ):
+        details["reopened"] = int(last.details.get("reopened", 0)) + 1
+        alert = replace(
+            last,
+            state=state,
+            severity=_severity(signal),
+            updated_at=now,
+            resolved_at=None,
+            details=details,
+        )
+        return _told(alert, now) if signal.level == "firing" else alert
+    alert = Alert(
+        rule=signal.rule,
+        segment=dict(signal.segment),
+        state=state,
+        severity=_severity(signal),
+        opened_at=now,
+        updated_at=now,
+        details=details,
+    )
+    return _told(alert, now)
+
+
+def _from_pending(alert: Alert, signal: Signal, details: dict[str, Any], now: datetime) -> Alert:
+    if signal.level == "ok":
+        return _told(
+            replace(alert, state="resolved", updated_at=now, resolved_at=now, details=details),
+            now,
+        )
+    if signal.level == "firing":
+        return _told(
+            replace(
+                alert, state="firing", severity=_severity(signal), updated_at=now, details=details
+            ),
+            now,
+        )
+    return replace(alert, updated_at=now, details=details)
+
+
+def _from_firing(
+    alert: Alert, signal: Signal, details: dict[str, Any], now: datetime, policy: Policy
+) -> Alert:
+    if "explained_by" in details or "folded_into" in details:
+        done = True
+    elif "recovered" in details:
+        runs = int(alert.details.get("recovered_runs", 0)) + 1 if details["recovered"] else 0
+        details["recovered_runs"] = runs
+        done = runs >= policy.recovery_runs
+    else:
+        done = signal.level == "ok"
+    for kept in ("acked_by", "acked_at", "reopened", "example_details"):
+        if kept in alert.details and kept not in details:
+            details[kept] = alert.details[kept]
+    if done:
+        details["reset_at"] = details.get("last_at")
+        return _told(
+            replace(alert, state="resolved", updated_at=now, resolved_at=now, details=details),
+            now,
+        )
+    updated = replace(alert, updated_at=now, details=details)
+    due = alert.notified_at is None or now - alert.notified_at >= policy.renotify
+    return _told(updated, now) if due else updated
+
+
+def to_tell(alerts: Iterable[Alert]) -> list[Alert]:
+    """The changes the sinks are to hear of (see :func:`reconcile`)."""
+    return [a for a in alerts if a.notified_at is not None and a.notified_at == a.updated_at]
 
 
 def describe(alert: Alert) -> str:
@@ -73,10 +166,23 @@ def describe(alert: Alert) -> str:
     d = alert.details
     text = f"{alert.rule} [{alert.state}] {segment}"
     if "current_rate" in d:
+        what = "critical-claim rate" if d.get("stream") == "critical" else "unsupported rate"
         text += (
-            f": unsupported rate {d['current_rate']:.1%} over {d.get('records')} records"
+            f": {what} {d['current_rate']:.1%} over {d.get('records')} records"
             f" vs baseline {d['baseline_rate']:.1%}"
         )
+    elif "silent_hours" in d:
+        text += f": no scored records for {d['silent_hours']} h (usually {d['usual_per_day']}/day)"
+    elif "direction" in d and "accuracy" in d:
+        text += (
+            f": judge {d['direction']}; on the sentinel set it flags {d['false_flag_rate']:.0%}"
+            f" of supported answers and misses {d['miss_rate']:.0%} of unsupported ones"
+        )
+        if "reference_false_flag_rate" in d:
+            text += (
+                f" (was {d['reference_false_flag_rate']:.0%} and"
+                f" {d['reference_miss_rate']:.0%} with {d['reference_judge']})"
+            )
     return text
 
 
@@ -121,5 +227,6 @@ def to_json(alert: Alert) -> dict[str, object]:
         "opened_at": alert.opened_at.isoformat(),
         "updated_at": alert.updated_at.isoformat(),
         "resolved_at": alert.resolved_at.isoformat() if alert.resolved_at else None,
+        "notified_at": alert.notified_at.isoformat() if alert.notified_at else None,
         "details": json.loads(json.dumps(alert.details, default=str)),
     }

@@ -44,7 +44,15 @@ def main() -> None:
 @main.command()
 @click.option("--requests", "count", default=400, show_default=True, help="Requests to send.")
 @click.option("--seed", default=7, show_default=True, help="Seed of the simulated traffic.")
-def demo(count: int, seed: int) -> None:
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="faithmon-report.html",
+    show_default=True,
+    help="Where to write the HTML report.",
+)
+def demo(count: int, seed: int, report_path: Path) -> None:
     """Run the whole loop on a sample RAG app: ingest, score, detect drift, alert."""
     import os
 
@@ -58,7 +66,27 @@ def demo(count: int, seed: int) -> None:
             Path(f"faithmon-demo.db{suffix}").unlink(missing_ok=True)
         settings = replace(_settings(), database_url=DEFAULT_DEMO_URL)
     _configure_logging("WARNING")
-    run_demo(settings, requests=count, seed=seed, out=sys.stdout)
+    run_demo(settings, requests=count, seed=seed, out=sys.stdout, report=report_path)
+
+
+@main.command()
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="faithmon-report.html",
+    show_default=True,
+    help="Where to write the HTML report.",
+)
+def report(out_path: Path) -> None:
+    """Write a self-contained HTML report: rates over time per segment, alerts, examples."""
+    from .report import write_report
+
+    settings = _settings()
+    judge_ = runtime.make_judge(settings)
+    with runtime.open_store(settings) as sessions:
+        write_report(sessions, judge_.name, out_path)
+    click.echo(f"report: {out_path}")
 
 
 @main.command()
@@ -463,61 +491,11 @@ def alerts_ack(alert_id: int, by: str) -> None:
     click.echo(f"#{alert_id} acknowledged by {who}")
 
 
-@main.group("drift")
-def drift_group() -> None:
-    """Production drift detectors per segment."""
+def _register() -> None:
+    # The drift commands live in their own module; it imports this one's helpers.
+    from .cli_drift import drift_group
+
+    main.add_command(drift_group)
 
 
-@drift_group.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def drift_status(as_json: bool) -> None:
-    """Each segment's baseline, current rate with a 95% interval, CUSUM and state."""
-    from . import worker as jobs
-    from .drift import wilson_interval
-
-    settings = _settings()
-    judge_ = runtime.make_judge(settings)
-    config = runtime.drift_config(settings)
-    with runtime.open_store(settings) as sessions:
-        run = jobs.check_drift(sessions, judge_.name, config, dry_run=True)
-    if not run.baseline_ready:
-        click.echo(
-            f"building the baseline: it needs {config.baseline_records} scored records over "
-            f"{config.baseline_days:g} days (judge {judge_.name})"
-        )
-        return
-    rows: list[dict[str, Any]] = []
-    for reading in run.readings:
-        low, high = wilson_interval(reading.unsupported, reading.records)
-        state = (
-            reading.level
-            if reading.explained_by is None
-            else "explained by " + ",".join(f"{k}={v}" for k, v in reading.explained_by.items())
-        )
-        rows.append(
-            {
-                "segment": dict(reading.segment),
-                "baseline_rate": round(reading.baseline.rate, 4),
-                "baseline_source": reading.baseline_source,
-                "records": reading.records,
-                "current_rate": round(reading.rate, 4),
-                "current_interval": [round(low, 4), round(high, 4)],
-                "statistic": round(reading.statistic, 3),
-                "threshold": config.threshold,
-                "state": state,
-            }
-        )
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    click.echo(
-        f"{'segment':<34} {'baseline':>8} {'current (95%)':>22} {'n':>6} {'cusum':>7}  state"
-    )
-    for row in rows:
-        name = segment_key(row["segment"]) or "overall"
-        low, high = row["current_interval"]
-        current = f"{row['current_rate']:.1%} ({low:.1%}-{high:.1%})"
-        click.echo(
-            f"{name:<34} {row['baseline_rate']:>8.1%} {current:>22} {row['records']:>6} "
-            f"{row['statistic']:>7.2f}  {row['state']}"
-        )
+_register()

@@ -47,6 +47,12 @@ def _optional_float(value: str) -> float | None:
     return float(value) if value else None
 
 
+def _threshold(value: str) -> float | None:
+    if value.strip().lower() in ("", "auto"):
+        return None
+    return _positive_float(value)
+
+
 def _positive_int(value: str) -> int:
     number = int(value)
     if number <= 0:
@@ -191,12 +197,33 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("FAITHMON_RETENTION_DAYS", "retention_days", "30", _non_negative_int,
             "Records, chunks and claims older than this are deleted (0 keeps them)"),
     Setting("FAITHMON_DRIFT_DIMENSIONS", "drift_dimensions",
-            "service,route,tenant,model,retriever_version", _names,
+            "service,route,tenant,model,retriever_version,prompt_version,language", _names,
             "Comma-separated labels that define drift segments"),
-    Setting("FAITHMON_DRIFT_THRESHOLD", "drift_threshold", "15", _positive_float,
-            "CUSUM threshold h: pending at h/2, firing at h"),
+    Setting("FAITHMON_DRIFT_THRESHOLD", "drift_threshold", "auto", _threshold,
+            "CUSUM threshold h for every detector (pending at h/2, firing at h); auto sets "
+            "each from the false-alarm budget, or from `faithmon drift calibrate`"),
+    Setting("FAITHMON_DRIFT_FALSE_ALARMS", "drift_false_alarms", "1", _positive_float,
+            "False-alarm budget: expected false drift alarms per 30 days across all segments"),
     Setting("FAITHMON_DRIFT_SHIFT", "drift_shift", "0.08", _positive_float,
             "Design shift: the detector is tuned for a rise of this much in the unsupported rate"),
+    Setting("FAITHMON_DRIFT_CRITICAL_SHIFT", "drift_critical_shift", "0.04", _positive_float,
+            "Design shift of the second detector, on records with a critical unsupported claim"),
+    Setting("FAITHMON_DRIFT_MAX_DELAY_DAYS", "drift_max_delay_days", "7", _positive_float,
+            "A segment whose traffic cannot reveal the design shift within this many days "
+            "folds into overall"),
+    Setting("FAITHMON_DRIFT_RECOVERY_RUNS", "drift_recovery_runs", "3", _positive_int,
+            "Drift runs in a row a firing segment must look recovered before its alert resolves"),
+    Setting("FAITHMON_DRIFT_RECOVERY_RECORDS", "drift_recovery_records", "200", _positive_int,
+            "Recent records whose rate's upper 95% bound must be back near the baseline"),
+    Setting("FAITHMON_DRIFT_NO_DATA_HOURS", "drift_no_data_hours", "6", _positive_float,
+            "A watched segment with no scored record for this long raises a no_data alert"),
+    Setting("FAITHMON_DRIFT_NO_DATA_DIMENSIONS", "drift_no_data_dimensions",
+            "service,route,tenant", _names,
+            "Labels whose segments are watched for silence (versions retire, so not those)"),
+    Setting("FAITHMON_ALERT_COOLDOWN", "alert_cooldown", "1800", _non_negative_float,
+            "Seconds after resolving in which a reopened alert stays quiet until it fires"),
+    Setting("FAITHMON_ALERT_RENOTIFY", "alert_renotify", "14400", _positive_float,
+            "Seconds between reminders to the sinks while an alert keeps firing"),
     Setting("FAITHMON_DRIFT_BASELINE_RECORDS", "baseline_records", "2000", _positive_int,
             "Scored records the overall baseline window needs before detection starts"),
     Setting("FAITHMON_DRIFT_BASELINE_DAYS", "baseline_days", "7", _non_negative_float,
@@ -275,8 +302,17 @@ class Settings:
     lease_seconds: int
     retention_days: int
     drift_dimensions: tuple[str, ...]
-    drift_threshold: float
+    drift_threshold: float | None
+    drift_false_alarms: float
     drift_shift: float
+    drift_critical_shift: float
+    drift_max_delay_days: float
+    drift_recovery_runs: int
+    drift_recovery_records: int
+    drift_no_data_hours: float
+    drift_no_data_dimensions: tuple[str, ...]
+    alert_cooldown: float
+    alert_renotify: float
     baseline_records: int
     baseline_days: float
     segment_min_baseline: int

@@ -139,6 +139,10 @@ class Outcome:
     labels: Mapping[str, str]
     unsupported: bool
     unsupported_claims: tuple[str, ...] = ()
+    critical: bool = False
+    """An unsupported claim is critical (a number, amount, date or dosage)."""
+    weight: float = 1.0
+    """Production records this one stands for: the inverse of its sampling rate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +158,8 @@ class Alert:
     resolved_at: datetime | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     id: int | None = None
+    notified_at: datetime | None = None
+    """When sinks were last told about it; equal to ``updated_at`` when this change is told."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +181,8 @@ class Signal:
     segment: Mapping[str, str]
     level: Literal["ok", "pending", "firing"]
     details: Mapping[str, Any] = field(default_factory=dict)
+    severity: str = ""
+    """Empty: ``warning`` when pending, ``critical`` when firing."""
 
 
 @dataclass(frozen=True, slots=True)

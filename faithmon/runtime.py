@@ -8,11 +8,13 @@ import os
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import drift
+from .alerts import Policy as AlertPolicy
 from .config import Settings
 from .errors import ConfigError
 from .ingest.detectors import Detector
@@ -241,8 +243,23 @@ def drift_config(settings: Settings) -> drift.DriftConfig:
     return drift.DriftConfig(
         dimensions=settings.drift_dimensions,
         threshold=settings.drift_threshold,
+        false_alarms=settings.drift_false_alarms,
         shift=settings.drift_shift,
+        critical_shift=settings.drift_critical_shift,
         baseline_records=settings.baseline_records,
         baseline_days=settings.baseline_days,
         segment_min_baseline=settings.segment_min_baseline,
+        max_delay_days=settings.drift_max_delay_days,
+        recovery_runs=settings.drift_recovery_runs,
+        recovery_records=settings.drift_recovery_records,
+        no_data_hours=settings.drift_no_data_hours,
+        no_data_dimensions=settings.drift_no_data_dimensions,
+    )
+
+
+def alert_policy(settings: Settings) -> AlertPolicy:
+    return AlertPolicy(
+        recovery_runs=settings.drift_recovery_runs,
+        cooldown=timedelta(seconds=settings.alert_cooldown),
+        renotify=timedelta(seconds=settings.alert_renotify),
     )

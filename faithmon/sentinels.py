@@ -15,11 +15,20 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from importlib import resources
 
 from .model import Judgement, SentinelCase, SentinelResult
 
 Case = SentinelCase
 RunResult = SentinelResult
+
+STARTER = "starter"
+"""The set that ships with faithmon and is loaded when a store has none."""
+
+
+def starter_cases() -> list[Case]:
+    text = resources.files("faithmon.sentinel_sets").joinpath("starter.jsonl").read_text("utf-8")
+    return parse_cases(text.splitlines())
 
 
 def parse_cases(lines: Iterable[str]) -> list[Case]:
@@ -95,10 +104,20 @@ def score_run(cases: Sequence[Case], judgements: Sequence[Judgement]) -> RunResu
 class JudgeDriftConfig:
     shift: float = 0.10
     """The CUSUM is tuned for a rise of this much in the error rate."""
-    threshold: float = 6.0
+    threshold: float = 4.0
+    """With ``min_rate`` at 0.05, a 50-case set every 6 h flags 0.95 → 0.85 accuracy
+    within a median of 2 runs at about 0.25 false alarms per 30 days (bench/drift.py)."""
     tripwire_alpha: float = 0.001
+    side_alpha: float = 0.0005
+    """Tripwire on each side alone (false flags on supported cases, misses on
+    unsupported ones): a judge that turns stricter while it misses less can keep its
+    accuracy and still move every production score."""
     recovery_alpha: float = 0.05
-    min_rate: float = 0.02
+    min_rate: float = 0.05
+    """Floor of the baseline error rate. One run of a few dozen cases cannot tell 0%
+    from 5% errors, and a lucky spotless baseline made a good judge's ordinary runs
+    look like drift: at 0.02 such baselines (1 in 13 for a 0.95 judge on 50 cases)
+    raised about 8 false alarms per 30 days."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +137,18 @@ def judge_drift(runs: Sequence[RunResult], config: JudgeDriftConfig) -> JudgeDri
     """The judge's state after ``runs`` (oldest first); the first run is the baseline.
 
     A run raises the alarm when the CUSUM reaches the threshold or the run alone
-    trips the wire. The alarm holds until a run's errors are again plausible at
-    the baseline rate (tail probability above ``recovery_alpha``); then the CUSUM
-    starts afresh.
+    trips the wire, on all its errors or on one side. The alarm holds until a run's
+    errors are again plausible at the baseline rates (tail probabilities above
+    ``recovery_alpha``); then the CUSUM starts afresh.
     """
     baseline = runs[0]
-    q0 = max(config.min_rate, (baseline.errors + 0.5) / (baseline.judged + 1))
+
+    def rate(errors: int, judged: int) -> float:
+        return max(config.min_rate, (errors + 0.5) / (judged + 1))
+
+    q0 = rate(baseline.errors, baseline.judged)
+    flag0 = rate(baseline.false_flags, baseline.supported)
+    miss0 = rate(baseline.misses, baseline.unsupported)
     q1 = min(q0 + config.shift, 0.99)
     up, down = math.log(q1 / q0), math.log((1 - q1) / (1 - q0))
     statistic = 0.0
@@ -131,9 +156,13 @@ def judge_drift(runs: Sequence[RunResult], config: JudgeDriftConfig) -> JudgeDri
     for run in runs[1:]:
         statistic = max(0.0, statistic + run.errors * up + (run.judged - run.errors) * down)
         tail = _binomial_tail(run.judged, q0, run.errors) if run.judged else 1.0
-        tripwire = tail <= config.tripwire_alpha
+        side = min(
+            _binomial_tail(run.supported, flag0, run.false_flags),
+            _binomial_tail(run.unsupported, miss0, run.misses),
+        )
+        tripwire = tail <= config.tripwire_alpha or side <= config.side_alpha
         if drifting:
-            if tail > config.recovery_alpha:
+            if tail > config.recovery_alpha and side > config.recovery_alpha:
                 drifting, statistic = False, 0.0
         elif statistic >= config.threshold or tripwire:
             drifting = True

@@ -107,9 +107,15 @@ def _run(
                 on_evaluation=telemetry,
             )
 
+        policy = runtime.alert_policy(settings)
+
         def detect() -> jobs.DriftRun | None:
             with work.singleton(engine, "drift") as held:
-                return jobs.check_drift(sessions, judge.name, config, sinks) if held else None
+                return (
+                    jobs.check_drift(sessions, judge.name, config, sinks, policy=policy)
+                    if held
+                    else None
+                )
 
         def retain() -> int:
             with work.singleton(engine, "retention") as held:
@@ -121,7 +127,12 @@ def _run(
 
         def sentinel() -> int:
             with work.singleton(engine, "sentinels") as held:
-                return len(jobs.run_sentinels(sessions, judge, sinks=sinks)) if held else 0
+                if not held:
+                    return 0
+                runs = jobs.run_sentinels(
+                    sessions, judge, sinks=sinks, concurrency=settings.judge_concurrency
+                )
+                return len(runs)
 
         def heartbeat() -> None:
             beat(settings.worker_heartbeat_file)

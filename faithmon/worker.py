@@ -15,19 +15,21 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.blocking import BlockingScheduler
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import drift, sentinels
-from .alerts import deliver, reconcile
-from .model import Alert, AlertSink, Judge, Judgement, RagRecord, Signal
+from .alerts import Policy as AlertPolicy
+from .alerts import deliver, reconcile, to_tell
+from .model import Alert, AlertSink, Judge, Judgement, Outcome, RagRecord, Signal
 from .store import metrics as store_metrics
 from .store import repo, work
 from .store import sampling as store_sampling
 from .store import sentinels as store_sentinels
+from .store import thresholds as store_thresholds
 
 logger = logging.getLogger(__name__)
 
@@ -261,6 +263,77 @@ class DriftRun:
     baseline_ready: bool
     readings: tuple[drift.Reading, ...]
     changed: tuple[Alert, ...]
+    silent: tuple[drift.Silence, ...] = ()
+    held_back: bool = False
+    """The judge is not trusted (sentinels): its alerts wait."""
+
+
+DRIFT_RULES = (drift.RULE, drift.CRITICAL_RULE, drift.NO_DATA_RULE)
+_STREAM_OF_RULE: dict[str, drift.Stream] = {rule: stream for stream, rule in drift.RULES.items()}
+
+
+def _baselines(
+    session: Session,
+    judge_name: str,
+    outcomes: Sequence[Outcome],
+    config: drift.DriftConfig,
+    dry_run: bool,
+) -> tuple[dict[str, drift.Baseline], datetime] | None:
+    """The judge's frozen baselines and the end of their window; frozen now if the data allows."""
+    stored = repo.load_baselines(session, judge_name)
+    if stored:
+        window_end = next(iter(stored.values()))[4]
+        return {k: drift.Baseline(n, u, c) for k, (n, u, c, _, _) in stored.items()}, window_end
+    window = drift.baseline_window(outcomes, config)
+    if window is None:
+        return None
+    baselines = drift.compute_baselines(outcomes, window[1], config)
+    if not dry_run:
+        repo.save_baselines(
+            session,
+            judge_name,
+            {k: (b.records, b.unsupported, b.critical) for k, b in baselines.items()},
+            window[0],
+            window[1],
+        )
+        logger.info(
+            "faithmon: drift baseline for %s frozen over %d records, %d segments",
+            judge_name,
+            baselines[""].records,
+            len(baselines),
+        )
+    return baselines, window[1]
+
+
+def _restarts(session: Session) -> dict[str, datetime]:
+    """Detector key → the trace time its CUSUM restarts from (its last resolved alert)."""
+    since = {}
+    for alert in repo.resolved_alerts(session, list(drift.RULES.values())):
+        reset = alert.details.get("reset_at")
+        if reset:
+            stream = _STREAM_OF_RULE[alert.rule]
+            since[drift.detector_key(stream, alert.segment)] = datetime.fromisoformat(reset)
+    return since
+
+
+def _enrich(session: Session, judge_name: str, signals: Sequence[Signal]) -> list[Signal]:
+    """Add what a team needs to act: chunk ids of the examples, sentinel status, judge."""
+    sentinel = store_sentinels.status(session, judge_name)
+    wanted = [
+        e["trace_id"] for s in signals if s.level != "ok" for e in s.details.get("examples", ())
+    ]
+    found = repo.example_details(session, judge_name, wanted)
+    enriched = []
+    for reading in signals:
+        details = dict(reading.details)
+        details["judge"] = judge_name
+        details["sentinel_status"] = sentinel
+        if reading.level != "ok" and details.get("examples"):
+            details["examples"] = [
+                {**e, **found.get(e["trace_id"], {})} for e in details["examples"]
+            ]
+        enriched.append(replace(reading, details=details))
+    return enriched
 
 
 def check_drift(
@@ -270,59 +343,51 @@ def check_drift(
     sinks: Sequence[AlertSink] = (),
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     dry_run: bool = False,
+    policy: AlertPolicy | None = None,
 ) -> DriftRun:
-    """Update every segment's detector and the alerts; sinks get each change.
+    """Update every detector and the alerts; sinks hear of the changes the policy says to tell.
 
     With ``dry_run`` the readings are computed and nothing is written (the baseline
     is not frozen, no alert changes): what `faithmon drift status` shows.
     """
+    policy = policy or AlertPolicy()
+    clock = now()
     with sessions() as session, session.begin():
-        outcomes = repo.outcomes(session, judge_name)
-        stored = repo.load_baselines(session)
-        if stored:
-            window_end = next(iter(stored.values()))[3]
-            baselines = {k: drift.Baseline(n, u) for k, (n, u, _, _) in stored.items()}
-        else:
-            window = drift.baseline_window(outcomes, config)
-            if window is None:
-                return DriftRun(False, (), ())
-            window_end = window[1]
-            baselines = drift.compute_baselines(outcomes, window_end, config)
-            if dry_run:
-                readings = drift.detect(outcomes, baselines, window_end, config)
-                return DriftRun(True, tuple(readings), ())
-            repo.save_baselines(
-                session,
-                {k: (b.records, b.unsupported) for k, b in baselines.items()},
-                window[0],
-                window_end,
-            )
-            logger.info(
-                "faithmon: drift baseline frozen over %d records, %d segments",
-                baselines[""].records,
-                len(baselines),
-            )
-        readings = drift.detect(outcomes, baselines, window_end, config)
-        if dry_run:
-            return DriftRun(True, tuple(readings), ())
         trust = store_sentinels.trust_window(session, judge_name)
-        if trust is not None and trust[1] is None:
-            # The judge itself is drifting: production alerts wait for it to be trusted.
-            logger.warning(
-                "faithmon: judge %s is not trusted since %s; drift alerts held back",
-                judge_name,
-                trust[0].isoformat(),
-            )
-            return DriftRun(True, tuple(readings), ())
-        signals = [r.signal(config.threshold) for r in readings]
+        held_back = trust is not None and trust[1] is None
+        outcomes = repo.outcomes(session, judge_name)
+        frozen = _baselines(session, judge_name, outcomes, config, dry_run)
+        if frozen is None:
+            return DriftRun(False, (), (), held_back=held_back)
+        baselines, window_end = frozen
+        if not config.calibrated and config.threshold is None:
+            config = replace(config, calibrated=store_thresholds.load(session))
+        readings = drift.detect(outcomes, baselines, window_end, config, since=_restarts(session))
+        no_data, silent = drift.silences(outcomes, config, clock)
+        if dry_run or held_back:
+            if held_back and not dry_run:
+                # The judge itself is drifting: production alerts wait for it to be trusted.
+                logger.warning(
+                    "faithmon: judge %s is not trusted; drift alerts held back", judge_name
+                )
+            return DriftRun(True, tuple(readings), (), tuple(silent), held_back=held_back)
+        signals = _enrich(session, judge_name, [r.signal() for r in readings] + no_data)
         changed = repo.save_alerts(
-            session, reconcile(repo.open_alerts(session, drift.RULE), signals, now())
+            session,
+            reconcile(
+                [a for a in repo.open_alerts(session) if a.rule in DRIFT_RULES],
+                signals,
+                clock,
+                policy,
+                repo.resolved_alerts(session, DRIFT_RULES, since=clock - policy.cooldown),
+            ),
         )
-    deliver(sinks, [a for a in changed])
-    return DriftRun(True, tuple(readings), tuple(changed))
+    deliver(sinks, to_tell(changed))
+    return DriftRun(True, tuple(readings), tuple(changed), tuple(silent))
 
 
 JUDGE_DRIFT_RULE = "judge_drift"
+NEVER_TRUSTED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +398,26 @@ class SentinelRun:
     drift: sentinels.JudgeDrift
 
 
+def _judge_cases(
+    judge: Judge, cases: Sequence[sentinels.Case], concurrency: int
+) -> list[Judgement] | None:
+    """Every case judged, ``concurrency`` at a time; None when the worker is stopping
+    (a partial run would read as a judge that got worse)."""
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        futures = []
+        for case in cases:
+            if STOPPING.is_set():
+                break
+            futures.append(
+                pool.submit(_judge_safely, judge, case.question, case.chunks, case.answer)
+            )
+        if STOPPING.is_set():
+            for future in futures:
+                future.cancel()
+            return None
+        return [f.result() for f in futures]
+
+
 def run_sentinels(
     sessions: Sessions,
     judge: Judge,
@@ -340,6 +425,7 @@ def run_sentinels(
     sinks: Sequence[AlertSink] = (),
     name: str | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    concurrency: int = 4,
 ) -> list[SentinelRun]:
     """Run every sentinel set (or ``name``) through ``judge`` and check the judge for drift.
 
@@ -348,18 +434,29 @@ def run_sentinels(
     which way it moved; a good run later trusts it again and resolves the alert.
     """
     config = config or sentinels.JudgeDriftConfig()
-    with sessions() as session:
+    with sessions() as session, session.begin():
+        if not store_sentinels.has_sets(session):
+            starter = sentinels.starter_cases()
+            store_sentinels.add_set(session, sentinels.STARTER, sentinels.version(starter), starter)
+            logger.info("faithmon: loaded the starter sentinel set (%d cases)", len(starter))
         sets = store_sentinels.latest_sets(session, name)
     done = []
     for set_id, set_name, version, cases in sets:
-        judgements = [
-            _judge_safely(judge, case.question, case.chunks, case.answer) for case in cases
-        ]
+        judgements = _judge_cases(judge, cases, concurrency)
+        if judgements is None:
+            logger.info("faithmon: stopping: sentinel run of %s abandoned", set_name)
+            break
         result = sentinels.score_run(cases, judgements)
         when = now()
         with sessions() as session, session.begin():
             history = store_sentinels.runs(session, set_id, judge.name)
-            state = sentinels.judge_drift([*(r for _, r, _ in history), result], config)
+            reference = store_sentinels.reference_run(session, set_id, judge.name)
+            series = [r for _, r, _ in history]
+            if reference is not None and (not history or history[0][2] == "drift"):
+                # A new judge configuration is measured against the trusted one it
+                # replaces, so a configuration that is broken from its first run is caught.
+                series.insert(0, reference[1])
+            state = sentinels.judge_drift([*series, result], config)
             label = "drift" if state.drifting else "good"
             store_sentinels.add_run(
                 session, set_id, judge.name, result, state.statistic, label, when
@@ -373,11 +470,17 @@ def run_sentinels(
                 "tripwire": state.tripwire,
                 **result.as_json(),
             }
+            if reference is not None and series and series[0] is reference[1]:
+                details["reference_judge"] = reference[0]
+                details["reference_accuracy"] = round(reference[1].accuracy, 4)
+                details["reference_false_flag_rate"] = round(reference[1].false_flag_rate, 4)
+                details["reference_miss_rate"] = round(reference[1].miss_rate, 4)
             if state.drifting:
                 store_sentinels.distrust(
                     session,
                     judge.name,
-                    good[-1] if good else when,
+                    # Never good: nothing this configuration judged can be trusted.
+                    good[-1] if good else NEVER_TRUSTED,
                     f"sentinel {set_name}: judge {state.direction}",
                 )
             else:
@@ -388,7 +491,7 @@ def run_sentinels(
             changed = repo.save_alerts(
                 session, reconcile(repo.open_alerts(session, JUDGE_DRIFT_RULE), [signal], when)
             )
-        deliver(sinks, changed)
+        deliver(sinks, to_tell(changed))
         done.append(SentinelRun(set_name, version, result, state))
     return done
 
@@ -449,3 +552,34 @@ def _logged(job: Callable[[], object]) -> Callable[[], None]:
 
     wrapped.__name__ = getattr(job, "__name__", "job")
     return wrapped
+
+
+def calibrate_drift(
+    sessions: Sessions, judge_name: str, config: drift.DriftConfig, since: datetime
+) -> list[drift.Calibration] | None:
+    """Per-detector thresholds from the history since ``since``; None without a baseline.
+
+    Periods when a detector's alert was firing are left out of its history.
+    """
+    with sessions() as session:
+        stored = repo.load_baselines(session, judge_name)
+        if not stored:
+            return None
+        baselines = {k: drift.Baseline(n, u, c) for k, (n, u, c, _, _) in stored.items()}
+        outcomes = repo.outcomes(session, judge_name, since=since)
+        excluded: dict[str, list[tuple[datetime, datetime]]] = {}
+        for alert in repo.list_alerts(session):
+            stream = _STREAM_OF_RULE.get(alert.rule)
+            if stream is None:
+                continue
+            start = alert.details.get("change_at")
+            begin = datetime.fromisoformat(start) if start else alert.opened_at
+            end = alert.resolved_at or datetime.now(UTC)
+            excluded.setdefault(drift.detector_key(stream, alert.segment), []).append((begin, end))
+    days = max((datetime.now(UTC) - since).total_seconds() / 86400, 1 / 24)
+    if outcomes:
+        days = min(
+            days,
+            max((outcomes[-1].at - max(since, outcomes[0].at)).total_seconds() / 86400, 1 / 24),
+        )
+    return drift.calibrate(outcomes, baselines, config, days, excluded)

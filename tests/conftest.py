@@ -4,11 +4,16 @@ PostgreSQL tests use the server at FAITHMON_TEST_POSTGRES_URL (default
 postgresql+psycopg://postgres@127.0.0.1:5432/test); each test gets a database of
 its own, dropped afterwards. Without a server they skip, unless
 FAITHMON_REQUIRE_POSTGRES=1 (as CI sets it), which turns the skip into a failure.
+
+Browser tests drive Debian's Chromium (``apt-get install chromium``) with Playwright;
+without either they skip, unless FAITHMON_REQUIRE_BROWSER=1 (as CI sets it).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 
@@ -22,7 +27,8 @@ PG_URL = os.environ.get(
     "FAITHMON_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
 REQUIRE_PG = os.environ.get("FAITHMON_REQUIRE_POSTGRES") == "1"
-_KEEP = ("FAITHMON_TEST_POSTGRES_URL", "FAITHMON_REQUIRE_POSTGRES")
+REQUIRE_BROWSER = os.environ.get("FAITHMON_REQUIRE_BROWSER") == "1"
+_KEEP = ("FAITHMON_TEST_POSTGRES_URL", "FAITHMON_REQUIRE_POSTGRES", "FAITHMON_REQUIRE_BROWSER")
 
 
 @pytest.fixture(autouse=True)
@@ -56,6 +62,23 @@ def postgres_server() -> str:
             pytest.fail(f"FAITHMON_REQUIRE_POSTGRES=1 but {reason}")
         pytest.skip(reason)
     return PG_URL
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The path of the system Chromium for Playwright (never a downloaded browser)."""
+    reason = None
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if importlib.util.find_spec("playwright") is None:
+        reason = "Playwright is not installed (pip install -e '.[dev]')"
+    elif path is None:
+        reason = "no chromium on PATH (apt-get install chromium)"
+    if reason is not None:
+        if REQUIRE_BROWSER:
+            pytest.fail(f"FAITHMON_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    assert path is not None
+    return path
 
 
 @pytest.fixture

@@ -64,7 +64,8 @@ def test_score_reports_bad_lines_and_keeps_the_rest(tmp_path: Path) -> None:
 def test_demo_alerts_on_the_new_model_only(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The demo's drifting model version fires, and no other segment does."""
+    """The demo's drifting model version fires, and no other segment does; the broken
+    judge configuration it swaps in raises a judge-drift alert."""
     monkeypatch.chdir(tmp_path)
     if database_url.startswith("postgresql"):
         monkeypatch.setenv("FAITHMON_DATABASE_URL", database_url)
@@ -72,13 +73,27 @@ def test_demo_alerts_on_the_new_model_only(
     result = runner.invoke(main, ["demo"])
     assert result.exit_code == 0, result.output
     assert "FIRING  faithfulness_drift [firing] model=northwind-llm-1.1" in result.stdout
-    assert result.stdout.count("FIRING") == 1
+    production = [
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith("FIRING") and "judge_drift" not in line
+    ]
+    # Its wrong numbers also fire the critical-claim detector, on the same segment.
+    assert [line.split(" [")[0] for line in production] == [
+        "FIRING  critical_drift",
+        "FIRING  faithfulness_drift",
+    ]
+    assert all("model=northwind-llm-1.1:" in line for line in production), production
+    judge_drift = [line for line in result.stdout.splitlines() if line.startswith("FIRING  judge")]
+    assert len(judge_drift) == 1 and "judge stricter" in judge_drift[0], judge_drift
     if not database_url.startswith("postgresql"):
         assert (tmp_path / "faithmon-demo.db").exists()
         monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
     alerts = json.loads(runner.invoke(main, ["alerts", "list", "--json"]).stdout)
-    assert [(a["segment"], a["state"]) for a in alerts] == [
-        ({"model": "northwind-llm-1.1"}, "firing")
+    assert sorted((a["rule"], a["segment"], a["state"]) for a in alerts) == [
+        ("critical_drift", {"model": "northwind-llm-1.1"}, "firing"),
+        ("faithfulness_drift", {"model": "northwind-llm-1.1"}, "firing"),
+        ("judge_drift", {"judge": "offline/v2 threshold=0", "sentinel": "starter"}, "firing"),
     ]
     records = json.loads(runner.invoke(main, ["traces", "list", "--json", "--limit", "500"]).stdout)
     assert len(records) == 400

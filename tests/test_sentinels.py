@@ -74,7 +74,7 @@ def test_judge_drift_statistics() -> None:
     assert state.drifting and state.tripwire and state.direction == "more lenient"
     stricter = sentinels.RunResult(50, 25, 25, 9, 1, 0, 0.4)
     assert sentinels.judge_drift([good, stricter], config).direction == "stricter"
-    slide = sentinels.RunResult(50, 25, 25, 4, 4, 0, 0.7)
+    slide = sentinels.RunResult(50, 25, 25, 4, 3, 0, 0.7)
     early = sentinels.judge_drift([good, slide], config)
     assert not early.drifting and not early.tripwire
     late = sentinels.judge_drift([good, slide, slide], config)

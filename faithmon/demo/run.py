@@ -6,6 +6,7 @@ import random
 import secrets
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import TextIO
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -17,7 +18,9 @@ from .. import worker as jobs
 from ..alerts import ListSink, describe
 from ..config import Settings
 from ..ingest.processor import PipelineSpanProcessor
-from ..model import segment_key
+from ..judge import OfflineJudge
+from ..model import Judge, segment_key
+from ..report import write_report
 from ..store import repo
 from . import app
 
@@ -28,21 +31,30 @@ def demo_settings(settings: Settings, requests: int) -> Settings:
     """Baseline sizes that fit a few hundred requests; everything else as configured."""
     return replace(
         settings,
+        # Its whole history takes seconds, so a false-alarm budget per 30 days
+        # would ask for an absurd threshold: the demo pins one instead.
+        drift_threshold=settings.drift_threshold or 15.0,
         baseline_records=max(20, int(requests * 0.35)),
         baseline_days=0.0,
         segment_min_baseline=max(5, requests // 20),
     )
 
 
-def run_demo(settings: Settings, requests: int, seed: int, out: TextIO) -> int:
-    """Returns the number of alerts firing at the end."""
+def run_demo(
+    settings: Settings, requests: int, seed: int, out: TextIO, report: Path | None = None
+) -> int:
+    """Returns the number of alerts firing at the end; writes the HTML report to ``report``."""
     started = time.perf_counter()
     settings = demo_settings(settings, requests)
     if not settings.scrub_key:
         # The demo's traffic is synthetic; a throwaway key keeps its output quiet.
         settings = replace(settings, scrub_key=secrets.token_hex(16))
     with runtime.open_store(settings) as sessions:
-        return _run(settings, sessions, requests, seed, out, started)
+        firing = _run(settings, sessions, requests, seed, out, started)
+        if report is not None:
+            write_report(sessions, runtime.make_judge(settings).name, report)
+            out.write(f"report: {report}\n")
+        return firing
 
 
 def _run(
@@ -84,6 +96,7 @@ def _run(
                 out.write(f"      alert: {describe(alert)}\n")
     finally:
         fm.shutdown()
+    _judge_drift(sessions, judge, sink, out)
 
     with sessions() as session:
         counts = repo.counts_by_status(session)
@@ -117,13 +130,47 @@ def _run(
 
 DEFAULT_DEMO_URL = "sqlite:///faithmon-demo.db"
 
+BROKEN_JUDGE = OfflineJudge(threshold=0.0)
+"""A judge configuration broken on purpose: one word of a claim missing from the
+chunks makes it unsupported, so paraphrases fail."""
+
+
+def _judge_drift(
+    sessions: sessionmaker[Session], judge: Judge, sink: ListSink, out: TextIO
+) -> None:
+    """Sentinel runs with the configured judge, then with a broken configuration."""
+    out.write("\n")
+    for current, title in (
+        (judge, f"sentinel run with {judge.name}"),
+        (BROKEN_JUDGE, f"swap in a broken judge: {BROKEN_JUDGE.name}"),
+    ):
+        told = len(sink.alerts)
+        for run in jobs.run_sentinels(sessions, current, sinks=[sink]):
+            verdict = f"judge {run.drift.direction}" if run.drift.drifting else "judge steady"
+            out.write(
+                f"  {title:<52} set {run.name} ({run.result.cases} cases): accuracy "
+                f"{run.result.accuracy:.0%}, {verdict}\n"
+            )
+        for alert in sink.alerts[told:]:
+            out.write(f"      alert: {describe(alert)}\n")
+    held = jobs.check_drift(sessions, BROKEN_JUDGE.name, drift.DriftConfig(dimensions=()))
+    out.write(
+        f"  production drift on the broken judge's scores: "
+        f"{'held back' if held.held_back else 'checked'}, its evaluations are not trusted\n"
+    )
+
 
 def _print_table(readings: tuple[drift.Reading, ...], out: TextIO) -> None:
-    header = f"{'segment':<34} {'baseline':>8} {'current':>8} {'records':>7} {'cusum':>7}  state"
+    header = (
+        f"{'segment':<30} {'stream':<11} {'baseline':>8} {'current':>8} {'records':>7}"
+        f" {'cusum':>7} {'h':>5}  state"
+    )
     out.write(header + "\n" + "-" * len(header) + "\n")
     for r in readings:
+        if r.stream == "critical" and (r.level == "ok" or r.explained_by is not None):
+            continue  # the second detector only where it has something to say
         state = r.level if r.explained_by is None else f"explained by {segment_key(r.explained_by)}"
         out.write(
-            f"{segment_key(r.segment) or 'overall':<34} {r.baseline.rate:>8.1%} {r.rate:>8.1%} "
-            f"{r.records:>7} {r.statistic:>7.2f}  {state}\n"
+            f"{segment_key(r.segment) or 'overall':<30} {r.stream:<11} {r.baseline_rate:>8.1%}"
+            f" {r.rate:>8.1%} {r.records:>7} {r.statistic:>7.2f} {r.threshold:>5.1f}  {state}\n"
         )

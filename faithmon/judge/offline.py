@@ -65,7 +65,21 @@ class OfflineJudge:
 
     @property
     def name(self) -> str:
-        return NAME
+        """Its fingerprint: a changed setting is another judge configuration."""
+        defaults = OfflineJudge.__init__.__defaults__ or ()
+        names = (
+            "threshold",
+            "run_weight",
+            "short_claim",
+            "contradiction_threshold",
+            "negation_threshold",
+        )
+        changed = [
+            f"{n}={getattr(self, n):g}"
+            for n, default in zip(names, defaults, strict=True)
+            if getattr(self, n) != default
+        ]
+        return " ".join([NAME, *changed])
 
     def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
         started = time.perf_counter()

@@ -31,6 +31,7 @@ from .tables import (
     FeedbackRow,
     JudgeTrustRow,
     RecordRow,
+    SamplingCountRow,
 )
 
 PENDING = "pending"
@@ -282,10 +283,63 @@ def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[St
     ]
 
 
+ORDINARY = ("sampled", "rule:minimum")
+"""Kept with no regard to content: the stratum the sampling ratio applies to."""
+DROPPED_ORDINARY = ("sampled_out", "rate_limited")
+
+
+def sampling_weights(
+    session: Session, since: datetime | None = None
+) -> dict[datetime, list[tuple[dict[str, str], float]]]:
+    """hour → [(sampling segment, weight of its ordinary records)].
+
+    A record kept by the ratio (or a segment's minimum) stands for every record
+    of its segment and hour that the ratio or a rate limit dropped too; a record
+    kept by a keep-always rule stands for itself (weight 1), since every record
+    matching the rule was kept. This post-stratification is what makes rates
+    unbiased when rules keep the bad records more often.
+    """
+    query = select(SamplingCountRow).where(SamplingCountRow.reason.in_(ORDINARY + DROPPED_ORDINARY))
+    if since is not None:
+        query = query.where(SamplingCountRow.hour >= since)
+    tallies: dict[tuple[datetime, str], tuple[dict[str, str], list[int]]] = {}
+    for row in session.scalars(query):
+        _, counts = tallies.setdefault((row.hour, row.segment_key), (dict(row.segment), [0, 0]))
+        counts[0] += row.count
+        if row.reason in ORDINARY:
+            counts[1] += row.count
+    weights: dict[datetime, list[tuple[dict[str, str], float]]] = {}
+    for (hour, _), (segment, (seen, kept)) in tallies.items():
+        if kept:
+            weights.setdefault(hour, []).append((segment, seen / kept))
+    return weights
+
+
+def _weight(
+    weights: Mapping[datetime, list[tuple[dict[str, str], float]]],
+    started_at: datetime,
+    labels: Mapping[str, str],
+    reason: str,
+) -> float:
+    if reason not in ORDINARY:
+        return 1.0
+    hour = started_at.replace(minute=0, second=0, microsecond=0)
+    for segment, weight in weights.get(hour, ()):
+        if all(labels.get(k) == v for k, v in segment.items()):
+            return weight
+    return 1.0
+
+
 def outcomes(session: Session, judge: str, since: datetime | None = None) -> list[Outcome]:
     """``ok`` evaluations by ``judge``, oldest trace first, reduced to drift outcomes."""
     query = (
-        select(RecordRow.trace_id, RecordRow.started_at, RecordRow.labels, EvaluationRow.claims)
+        select(
+            RecordRow.trace_id,
+            RecordRow.started_at,
+            RecordRow.labels,
+            RecordRow.sample_reason,
+            EvaluationRow.claims,
+        )
         .join(EvaluationRow, EvaluationRow.record_id == RecordRow.id)
         .where(and_(EvaluationRow.judge == judge, EvaluationRow.status == "ok"))
         .order_by(RecordRow.started_at, RecordRow.id)
@@ -299,50 +353,67 @@ def outcomes(session: Session, judge: str, since: datetime | None = None) -> lis
         if trust.untrusted_until is not None:
             untrusted = and_(untrusted, EvaluationRow.created_at < trust.untrusted_until)
         query = query.where(~untrusted)
+    weights = sampling_weights(session, since)
     result = []
-    for trace_id, started_at, labels, claims in session.execute(query):
-        unsupported = tuple(c["text"] for c in claims if c["verdict"] != "supported")
+    for trace_id, started_at, labels, reason, claims in session.execute(query):
+        bad = [c for c in claims if c["verdict"] != "supported"]
         result.append(
             Outcome(
                 trace_id=trace_id,
                 at=started_at,
                 labels=labels,
-                unsupported=bool(unsupported),
-                unsupported_claims=unsupported,
+                unsupported=bool(bad),
+                unsupported_claims=tuple(c["text"] for c in bad),
+                critical=any(c.get("critical") for c in bad),
+                weight=_weight(weights, started_at, labels, reason),
             )
         )
     return result
 
 
-def load_baselines(session: Session) -> dict[str, tuple[int, int, datetime, datetime]]:
-    """segment key → (records, unsupported, window start, window end)."""
+def load_baselines(
+    session: Session, judge: str
+) -> dict[str, tuple[int, int, int, datetime, datetime]]:
+    """segment key → (records, unsupported, critical, window start, window end) for ``judge``."""
+    query = select(BaselineRow).where(BaselineRow.judge == judge)
     return {
-        row.segment_key: (row.records, row.unsupported, row.window_start, row.window_end)
-        for row in session.scalars(select(BaselineRow))
+        row.segment_key: (
+            row.records,
+            row.unsupported,
+            row.critical,
+            row.window_start,
+            row.window_end,
+        )
+        for row in session.scalars(query)
     }
 
 
 def save_baselines(
     session: Session,
-    baselines: Mapping[str, tuple[int, int]],
+    judge: str,
+    baselines: Mapping[str, tuple[int, int, int]],
     window_start: datetime,
     window_end: datetime,
 ) -> None:
     now = _now()
     rows = [
         {
+            "judge": judge,
             "segment_key": key,
             "records": records,
             "unsupported": unsupported,
+            "critical": critical,
             "window_start": window_start,
             "window_end": window_end,
             "created_at": now,
         }
-        for key, (records, unsupported) in baselines.items()
+        for key, (records, unsupported, critical) in baselines.items()
     ]
     if rows:
         session.execute(
-            insert_for(session, BaselineRow).on_conflict_do_nothing(index_elements=["segment_key"]),
+            insert_for(session, BaselineRow).on_conflict_do_nothing(
+                index_elements=["judge", "segment_key"]
+            ),
             rows,
         )
 
@@ -358,6 +429,7 @@ def _to_alert(row: AlertRow) -> Alert:
         updated_at=row.updated_at,
         resolved_at=row.resolved_at,
         details=dict(row.details),
+        notified_at=row.notified_at,
     )
 
 
@@ -389,6 +461,7 @@ def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
             "updated_at": alert.updated_at,
             "resolved_at": alert.resolved_at,
             "details": dict(alert.details),
+            "notified_at": alert.notified_at,
         }
         if alert.id is None:
             row = AlertRow(**values)
@@ -400,6 +473,21 @@ def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
                 setattr(row, key, value)
         saved.append(_to_alert(row))
     return saved
+
+
+def resolved_alerts(
+    session: Session, rules: Sequence[str], since: datetime | None = None
+) -> list[Alert]:
+    """The latest resolved alert per (rule, segment) of ``rules`` (resolved after ``since``)."""
+    query = (
+        select(AlertRow)
+        .where(AlertRow.state == "resolved", AlertRow.rule.in_(rules))
+        .order_by(AlertRow.resolved_at)
+    )
+    if since is not None:
+        query = query.where(AlertRow.resolved_at >= since)
+    latest = {(row.rule, row.segment_key): row for row in session.scalars(query)}
+    return [_to_alert(row) for row in latest.values()]
 
 
 def get_alert(session: Session, alert_id: int) -> Alert | None:
@@ -423,3 +511,36 @@ def counts_by_status(session: Session) -> dict[str, int]:
             select(RecordRow.status, func.count()).group_by(RecordRow.status)
         )
     }
+
+
+def example_details(
+    session: Session, judge: str, trace_ids: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """For alert payloads: each trace's chunk ids and its claims that were not supported,
+    with the chunk each cites."""
+    if not trace_ids:
+        return {}
+    query = (
+        select(RecordRow.trace_id, RecordRow.chunks, EvaluationRow.claims)
+        .join(EvaluationRow, EvaluationRow.record_id == RecordRow.id)
+        .where(RecordRow.trace_id.in_(trace_ids), EvaluationRow.judge == judge)
+    )
+    found: dict[str, dict[str, Any]] = {}
+    for trace_id, chunks, claims in session.execute(query):
+        ids = [str(c.get("id") or i) for i, c in enumerate(chunks)]
+        found[trace_id] = {
+            "chunk_ids": ids,
+            "claims": [
+                {
+                    "text": c["text"],
+                    "verdict": c["verdict"],
+                    "critical": bool(c.get("critical")),
+                    "chunk_id": ids[c["chunk"]]
+                    if isinstance(c.get("chunk"), int) and 0 <= c["chunk"] < len(ids)
+                    else None,
+                }
+                for c in claims
+                if c["verdict"] != "supported"
+            ],
+        }
+    return found

@@ -117,3 +117,41 @@ def trust_again(session: Session, judge: str, when: datetime) -> None:
 def trust_window(session: Session, judge: str) -> tuple[datetime, datetime | None] | None:
     row = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
     return None if row is None else (row.untrusted_since, row.untrusted_until)
+
+
+def status(session: Session, judge: str) -> dict[str, Any]:
+    """What production alerts say about the judge: its latest run per set and its trust."""
+    sets = {row.id: row for row in session.scalars(select(SentinelSetRow))}
+    latest: dict[str, dict[str, Any]] = {}
+    query = select(SentinelRunRow).where(SentinelRunRow.judge == judge).order_by(SentinelRunRow.id)
+    for r in session.scalars(query):
+        result = RunResult.from_json(r.results)
+        latest[sets[r.set_id].name] = {
+            "version": sets[r.set_id].version,
+            "ran_at": r.ran_at.isoformat(),
+            "state": r.state,
+            "accuracy": round(result.accuracy, 4),
+        }
+    window = trust_window(session, judge)
+    trusted = window is None or window[1] is not None
+    return {"judge": judge, "trusted": trusted, "sets": latest}
+
+
+def reference_run(session: Session, set_id: int, judge: str) -> tuple[str, RunResult] | None:
+    """The latest good run on a set by another judge configuration: what ``judge`` replaced."""
+    query = (
+        select(SentinelRunRow)
+        .where(
+            SentinelRunRow.set_id == set_id,
+            SentinelRunRow.judge != judge,
+            SentinelRunRow.state == "good",
+        )
+        .order_by(SentinelRunRow.id.desc())
+        .limit(1)
+    )
+    row = session.scalars(query).first()
+    return None if row is None else (row.judge, RunResult.from_json(row.results))
+
+
+def has_sets(session: Session) -> bool:
+    return session.scalars(select(SentinelSetRow.id).limit(1)).first() is not None

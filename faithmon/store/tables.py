@@ -111,15 +111,21 @@ class EvaluationRow(Base):
 
 
 class BaselineRow(Base):
+    """One segment's frozen baseline, per judge configuration (judges differ in strictness)."""
+
     __tablename__ = "drift_baselines"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    segment_key: Mapped[str] = mapped_column(String(500), unique=True)
+    judge: Mapped[str] = mapped_column(String(200))
+    segment_key: Mapped[str] = mapped_column(String(500))
     records: Mapped[int] = mapped_column(Integer)
     unsupported: Mapped[int] = mapped_column(Integer)
+    critical: Mapped[int] = mapped_column(Integer)
     window_start: Mapped[datetime] = mapped_column(UTCDateTime())
     window_end: Mapped[datetime] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (UniqueConstraint("judge", "segment_key"),)
 
 
 class AlertRow(Base):
@@ -135,6 +141,7 @@ class AlertRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     details: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    notified_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
     __table_args__ = (Index("ix_alerts_rule_segment_state", "rule", "segment_key", "state"),)
 
@@ -261,3 +268,15 @@ class JudgeTrustRow(Base):
     untrusted_since: Mapped[datetime] = mapped_column(UTCDateTime())
     untrusted_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     reason: Mapped[str] = mapped_column(Text)
+
+
+class DriftThresholdRow(Base):
+    """A detector's threshold set by `faithmon drift calibrate`, with the facts behind it."""
+
+    __tablename__ = "drift_thresholds"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    detector: Mapped[str] = mapped_column(String(600), unique=True)
+    threshold: Mapped[float] = mapped_column(Float)
+    facts: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -282,10 +282,13 @@ def drift_state(settings: Settings, sessions: sessionmaker[Session]) -> DriftSta
     judge = runtime.make_judge(settings)
     result = check_drift(sessions, judge.name, runtime.drift_config(settings), now=lambda: NOW)
     with sessions() as session:
-        baselines = repo.load_baselines(session)
+        baselines = repo.load_baselines(session, judge.name)
         alerts = [to_json(a) for a in repo.list_alerts(session, include_resolved=True)]
     for alert in alerts:
         alert.pop("id")
+        # The fleet's workers ran the starter sentinel set when they started; the
+        # single process did not: the judge's sentinel history is not part of drift.
+        alert["details"].pop("sentinel_status", None)
     return DriftState(baselines, result, alerts)
 
 

@@ -1,0 +1,167 @@
+"""`faithmon drift status|calibrate`: the production drift detectors per segment."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import click
+
+from . import drift, runtime
+from .cli import _settings
+from .model import segment_key
+
+
+@click.group("drift")
+def drift_group() -> None:
+    """Production drift detectors per segment."""
+
+
+def _state(reading: drift.Reading) -> str:
+    if reading.folded:
+        return "folded into overall"
+    if reading.explained_by is not None:
+        return "explained by " + segment_key(reading.explained_by)
+    return reading.level
+
+
+@drift_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def drift_status(as_json: bool) -> None:
+    """Each detector's baseline, current rate with a 95% interval, CUSUM, threshold and state."""
+    from . import worker as jobs
+
+    settings = _settings()
+    judge_ = runtime.make_judge(settings)
+    config = runtime.drift_config(settings)
+    with runtime.open_store(settings) as sessions:
+        run = jobs.check_drift(sessions, judge_.name, config, dry_run=True)
+    if not run.baseline_ready:
+        click.echo(
+            f"building the baseline: it needs {config.baseline_records} scored records over "
+            f"{config.baseline_days:g} days (judge {judge_.name})"
+        )
+        return
+    rows: list[dict[str, Any]] = []
+    for reading in run.readings:
+        low, high = drift.wilson_interval(reading.unsupported, reading.records)
+        rows.append(
+            {
+                "segment": dict(reading.segment),
+                "stream": reading.stream,
+                "baseline_rate": round(reading.baseline_rate, 4),
+                "baseline_source": reading.baseline_source,
+                "records": reading.records,
+                "current_rate": round(reading.rate, 4),
+                "current_interval": [round(low, 4), round(high, 4)],
+                "statistic": round(reading.statistic, 3),
+                "threshold": reading.threshold,
+                "expected_delay": round(reading.expected_delay or 0.0, 1),
+                "records_per_day": round(reading.per_day, 1),
+                "state": _state(reading),
+            }
+        )
+    silent: list[dict[str, Any]] = [
+        {"segment": dict(s.segment), "last_at": s.last_at.isoformat(), "per_day": s.per_day}
+        for s in run.silent
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(
+        f"{'segment':<30} {'stream':<11} {'baseline':>8} {'current (95%)':>22} {'n':>6}"
+        f" {'cusum':>7} {'h':>6}  state"
+    )
+    for row in rows:
+        name = segment_key(row["segment"]) or "overall"
+        low, high = row["current_interval"]
+        current = f"{row['current_rate']:.1%} ({low:.1%}-{high:.1%})"
+        click.echo(
+            f"{name:<30} {row['stream']:<11} {row['baseline_rate']:>8.1%} {current:>22}"
+            f" {row['records']:>6} {row['statistic']:>7.2f} {row['threshold']:>6.2f}"
+            f"  {row['state']}"
+        )
+    for item in silent:
+        click.echo(f"silent: {segment_key(item['segment']) or 'overall'} since {item['last_at']}")
+
+
+@drift_group.command("calibrate")
+@click.option(
+    "--days",
+    default=14,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Days of stored history to replay.",
+)
+@click.option("--dry-run", is_flag=True, help="Show the thresholds without storing them.")
+@click.option("--reset", is_flag=True, help="Forget calibrated thresholds (back to the budget).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def drift_calibrate(days: int, dry_run: bool, reset: bool, as_json: bool) -> None:
+    """Set each detector's threshold from the last DAYS of history and the false-alarm budget.
+
+    The rate each detector saw while no alert fired (judge noise, creep and all)
+    sets the threshold that holds its share of FAITHMON_DRIFT_FALSE_ALARMS; the
+    history is replayed to show the alarms each threshold would have raised.
+    """
+    from . import worker as jobs
+    from .store import thresholds as store_thresholds
+
+    settings = _settings()
+    judge_ = runtime.make_judge(settings)
+    config = runtime.drift_config(settings)
+    if config.threshold is not None:
+        raise click.ClickException(
+            f"FAITHMON_DRIFT_THRESHOLD pins every threshold at {config.threshold:g}; "
+            "set it to auto to use calibrated thresholds"
+        )
+    with runtime.open_store(settings) as sessions:
+        if reset:
+            with sessions() as session, session.begin():
+                store_thresholds.clear(session)
+            click.echo("calibrated thresholds forgotten: thresholds come from the budget")
+            return
+        now = datetime.now(UTC)
+        result = jobs.calibrate_drift(sessions, judge_.name, config, now - timedelta(days=days))
+        if result is None:
+            raise click.ClickException(
+                f"no frozen baseline for judge {judge_.name} yet: nothing to calibrate against"
+            )
+        if not dry_run:
+            with sessions() as session, session.begin():
+                store_thresholds.replace_all(
+                    session,
+                    {c.detector: (c.threshold, _facts(c, days, now)) for c in result},
+                )
+    if as_json:
+        click.echo(json.dumps([asdict(c) for c in result], indent=2))
+        return
+    click.echo(
+        f"{'segment':<30} {'stream':<11} {'per day':>8} {'baseline':>8} {'seen':>7}"
+        f" {'h budget':>8} {'h':>6} {'delay':>6} {'alarms':>7}  note"
+    )
+    for c in result:
+        name = segment_key(c.segment) or "overall"
+        click.echo(
+            f"{name:<30} {c.stream:<11} {c.per_day:>8.1f} {c.baseline_rate:>8.1%}"
+            f" {c.observed_rate:>7.1%} {c.budget_threshold:>8.2f} {c.threshold:>6.2f}"
+            f" {c.expected_delay:>6.0f} {c.replay_alarms_budget:>3}->{c.replay_alarms:<3}  {c.note}"
+        )
+    click.echo(
+        f"\n{len(result)} detectors over {days} days of history; budget "
+        f"{config.false_alarms:g} false alarms per 30 days. "
+        + ("Dry run: nothing stored." if dry_run else "Thresholds stored.")
+    )
+
+
+def _facts(c: drift.Calibration, days: int, now: datetime) -> dict[str, Any]:
+    return {
+        "days": days,
+        "calibrated_at": now.isoformat(),
+        "records": c.records,
+        "baseline_rate": c.baseline_rate,
+        "observed_rate": c.observed_rate,
+        "budget_threshold": c.budget_threshold,
+        "expected_delay": c.expected_delay,
+    }

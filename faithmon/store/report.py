@@ -1,0 +1,172 @@
+"""What the HTML report shows, gathered from the store as plain data.
+
+:func:`load_report` reads everything in one session and returns a :class:`ReportData`
+of frozen dataclasses and model types, so the renderer never sees a Session or a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..model import Alert, Judgement, Outcome, StoredRecord, segment_key
+from . import repo
+from .tables import EvaluationRow, RecordRow
+
+# Bucket widths a person reads at a glance; the report takes the first that gives
+# at most ``target`` buckets over the traces' time span.
+STEPS = tuple(
+    timedelta(seconds=s)
+    for s in (
+        *(0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30),
+        *(60 * m for m in (1, 2, 5, 10, 15, 30)),
+        *(3600 * h for h in (1, 2, 3, 6, 12)),
+        *(86400 * d for d in (1, 2, 7, 14, 28)),
+    )
+)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """Scored records of one segment whose trace started in [start, start + width)."""
+
+    start: datetime
+    records: int
+    unsupported: int
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One segment's records over time, beside the baseline its detector compares with."""
+
+    segment: Mapping[str, str]
+    buckets: tuple[Bucket, ...]
+    baseline: tuple[int, int] | None
+    """(records, unsupported) of the baseline window; None before it is frozen."""
+    baseline_source: Literal["own", "overall"] = "own"
+
+    @property
+    def records(self) -> int:
+        return sum(b.records for b in self.buckets)
+
+    @property
+    def unsupported(self) -> int:
+        return sum(b.unsupported for b in self.buckets)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportData:
+    judge: str
+    generated_at: datetime
+    bucket: timedelta
+    series: tuple[Series, ...]
+    """The overall segment first, then each alert's segment that has records."""
+    alerts: tuple[Alert, ...]
+    traces: Mapping[str, StoredRecord] = field(default_factory=dict)
+    """The alerts' example traces by trace id, each with its evaluations."""
+    baselines: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """segment key → (records, unsupported) of every frozen baseline."""
+    baseline_window: tuple[datetime, datetime] | None = None
+    statuses: Mapping[str, int] = field(default_factory=dict)
+    """Records by status (scored, pending, no_context, ...)."""
+
+
+def bucket_width(start: datetime, end: datetime, target: int = 30) -> timedelta:
+    """The narrowest readable width that splits [start, end] into at most ``target`` buckets."""
+    span = end - start
+    return next((s for s in STEPS if s * target >= span), STEPS[-1])
+
+
+def floor_time(at: datetime, width: timedelta) -> datetime:
+    """``at`` rounded down to a multiple of ``width`` since the epoch (UTC)."""
+    return EPOCH + width * ((at - EPOCH) // width)
+
+
+def bucketize(
+    outcomes: Sequence[Outcome], segment: Mapping[str, str], width: timedelta
+) -> tuple[Bucket, ...]:
+    """Counts per bucket of the outcomes in ``segment``; empty buckets are left out."""
+    tally: dict[datetime, list[int]] = {}
+    for outcome in outcomes:
+        if all(outcome.labels.get(k) == v for k, v in segment.items()):
+            counts = tally.setdefault(floor_time(outcome.at, width), [0, 0])
+            counts[0] += 1
+            counts[1] += outcome.unsupported
+    return tuple(Bucket(start, n, u) for start, (n, u) in sorted(tally.items()))
+
+
+def load_traces(session: Session, trace_ids: Sequence[str]) -> dict[str, StoredRecord]:
+    """The stored records with these trace ids, each with its evaluations (oldest first)."""
+    if not trace_ids:
+        return {}
+    rows = list(session.scalars(select(RecordRow).where(RecordRow.trace_id.in_(trace_ids))))
+    evaluations: dict[int, list[Judgement]] = {}
+    for row in session.scalars(
+        select(EvaluationRow)
+        .where(EvaluationRow.record_id.in_([r.id for r in rows]))
+        .order_by(EvaluationRow.id)
+    ):
+        evaluations.setdefault(row.record_id, []).append(repo._to_judgement(row))
+    return {
+        row.trace_id: StoredRecord(
+            id=row.id,
+            record=repo._to_record(row),
+            status=row.status,
+            evaluations=tuple(evaluations.get(row.id, ())),
+        )
+        for row in rows
+    }
+
+
+def load_report(
+    session: Session, judge: str, now: datetime | None = None, target_buckets: int = 30
+) -> ReportData:
+    """Everything the report shows for ``judge``'s evaluations, read in one session."""
+    outcomes = repo.outcomes(session, judge)
+    alerts = tuple(repo.list_alerts(session))
+    stored = repo.load_baselines(session, judge)
+    # Records and unsupported come first and the window last, whatever else is between.
+    baselines = {key: (row[0], row[1]) for key, row in stored.items()}
+    window = next(((row[-2], row[-1]) for row in stored.values()), None)
+    width = bucket_width(outcomes[0].at, outcomes[-1].at, target_buckets) if outcomes else STEPS[-1]
+    segments: dict[str, Mapping[str, str]] = {"": {}}
+    for alert in alerts:
+        segments.setdefault(segment_key(alert.segment), alert.segment)
+    series = []
+    for key, segment in segments.items():
+        buckets = bucketize(outcomes, segment, width)
+        # Segments that name no record labels (a judge, a sentinel set) have no chart.
+        if not buckets and key:
+            continue
+        own = baselines.get(key)
+        series.append(
+            Series(
+                segment=dict(segment),
+                buckets=buckets,
+                baseline=own if own is not None else baselines.get(""),
+                baseline_source="own" if own is not None or not key else "overall",
+            )
+        )
+    example_ids = [
+        example["trace_id"]
+        for alert in alerts
+        for example in alert.details.get("examples", ())
+        if isinstance(example, Mapping) and "trace_id" in example
+    ]
+    return ReportData(
+        judge=judge,
+        generated_at=now or datetime.now(UTC),
+        bucket=width,
+        series=tuple(series),
+        alerts=alerts,
+        traces=load_traces(session, example_ids),
+        baselines=baselines,
+        baseline_window=window,
+        statuses=repo.counts_by_status(session),
+    )
