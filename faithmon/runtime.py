@@ -250,7 +250,6 @@ def drift_config(settings: Settings) -> drift.DriftConfig:
         baseline_days=settings.baseline_days,
         segment_min_baseline=settings.segment_min_baseline,
         max_delay_days=settings.drift_max_delay_days,
-        recovery_runs=settings.drift_recovery_runs,
         recovery_records=settings.drift_recovery_records,
         no_data_hours=settings.drift_no_data_hours,
         no_data_dimensions=settings.drift_no_data_dimensions,

@@ -305,15 +305,17 @@ def _baselines(
     return baselines, window[1]
 
 
-def _restarts(session: Session) -> dict[str, datetime]:
-    """Detector key → the trace time its CUSUM restarts from (its last resolved alert)."""
-    since = {}
+def _restarts(
+    session: Session, outcomes: Sequence[Outcome], config: drift.DriftConfig
+) -> dict[str, datetime]:
+    """Detector key → the trace time its CUSUM restarts from (see drift.restart_points)."""
+    resets = []
     for alert in repo.resolved_alerts(session, list(drift.RULES.values())):
         reset = alert.details.get("reset_at")
         if reset:
             stream = _STREAM_OF_RULE[alert.rule]
-            since[drift.detector_key(stream, alert.segment)] = datetime.fromisoformat(reset)
-    return since
+            resets.append((stream, alert.segment, datetime.fromisoformat(reset)))
+    return drift.restart_points(outcomes, resets, config.dimensions)
 
 
 def _enrich(session: Session, judge_name: str, signals: Sequence[Signal]) -> list[Signal]:
@@ -362,7 +364,9 @@ def check_drift(
         baselines, window_end = frozen
         if not config.calibrated and config.threshold is None:
             config = replace(config, calibrated=store_thresholds.load(session))
-        readings = drift.detect(outcomes, baselines, window_end, config, since=_restarts(session))
+        readings = drift.detect(
+            outcomes, baselines, window_end, config, since=_restarts(session, outcomes, config)
+        )
         no_data, silent = drift.silences(outcomes, config, clock)
         if dry_run or held_back:
             if held_back and not dry_run:

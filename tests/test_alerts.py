@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from faithmon.alerts import ListSink, deliver, reconcile
+from faithmon.alerts import ListSink, Policy, deliver, reconcile, to_tell
 from faithmon.model import Alert, Signal
 
 RULE = "faithfulness_drift"
@@ -132,3 +133,79 @@ def test_deliver_keeps_going_when_a_sink_raises(
     assert kept.alerts == [pending_alert, firing_alert]
     assert broken.attempts == 2
     assert "BrokenSink failed" in caplog.text
+
+
+def drift_signal(level: str, recovered: bool, **details: object) -> Signal:
+    """A drift detector's signal: it says whether the segment looks recovered."""
+    return signal(level, recovered=recovered, last_at="2026-03-01T13:00:00+00:00", **details)
+
+
+def test_firing_resolves_only_after_enough_recovered_runs(firing_alert: Alert) -> None:
+    """A CUSUM back at ok is not enough: the recent rate must look recovered for
+    recovery_runs runs in a row, and a relapse starts the count again."""
+    policy = Policy(recovery_runs=3)
+    alert = firing_alert
+    states = []
+    for i, recovered in enumerate([True, True, False, True, True, True]):
+        [alert] = reconcile(
+            [alert], [drift_signal("ok", recovered)], NOW + timedelta(minutes=i), policy
+        )
+        states.append((alert.state, alert.details["recovered_runs"]))
+    assert states == [
+        ("firing", 1),
+        ("firing", 2),
+        ("firing", 0),
+        ("firing", 1),
+        ("firing", 2),
+        ("resolved", 3),
+    ]
+    assert alert.details["reset_at"] == "2026-03-01T13:00:00+00:00"
+
+
+def test_explained_firing_alert_resolves_at_once(firing_alert: Alert) -> None:
+    """A segment another one now explains needs no alert of its own."""
+    [alert] = reconcile(
+        [firing_alert], [drift_signal("ok", False, explained_by={"model": "m3"})], NOW
+    )
+    assert alert.state == "resolved"
+
+
+def test_notifications_on_changes_and_reminders_while_firing() -> None:
+    """Sinks hear of opening, firing and resolving, and of a firing alert again only
+    after the renotify interval."""
+    policy = Policy(recovery_runs=1, renotify=timedelta(hours=4))
+    [opened] = reconcile([], [drift_signal("pending", False)], NOW, policy)
+    assert to_tell([opened]) == [opened]
+    opened = replace(opened, id=1)
+    [fired] = reconcile([opened], [drift_signal("firing", False)], NOW + timedelta(minutes=1))
+    assert to_tell([fired]) == [fired]
+    quiet_times = [NOW + timedelta(hours=h) for h in (1, 2, 3)]
+    alert = fired
+    for when in quiet_times:
+        [alert] = reconcile([alert], [drift_signal("firing", False)], when, policy)
+        assert to_tell([alert]) == []
+    [reminder] = reconcile(
+        [alert], [drift_signal("firing", False)], NOW + timedelta(hours=4, minutes=2), policy
+    )
+    assert to_tell([reminder]) == [reminder]
+    [resolved] = reconcile([reminder], [drift_signal("ok", True)], NOW + timedelta(hours=5), policy)
+    assert resolved.state == "resolved" and to_tell([resolved]) == [resolved]
+
+
+def test_flapping_segment_reopens_its_alert_quietly_within_the_cooldown(
+    firing_alert: Alert,
+) -> None:
+    """Back within the cooldown: the resolved alert reopens (same id) and stays quiet
+    while pending; it is told again once it fires. After the cooldown, a new alert."""
+    policy = Policy(cooldown=timedelta(minutes=30))
+    resolved = replace(firing_alert, state="resolved", resolved_at=NOW, details={})
+    soon = NOW + timedelta(minutes=10)
+    [reopened] = reconcile([], [drift_signal("pending", False)], soon, policy, [resolved])
+    assert (reopened.id, reopened.state, reopened.resolved_at) == (7, "pending", None)
+    assert reopened.details["reopened"] == 1
+    assert to_tell([reopened]) == []
+    [fires] = reconcile([], [drift_signal("firing", False)], soon, policy, [resolved])
+    assert fires.id == 7 and to_tell([fires]) == [fires]
+    later = NOW + timedelta(hours=1)
+    [fresh] = reconcile([], [drift_signal("pending", False)], later, policy, [resolved])
+    assert fresh.id is None and to_tell([fresh]) == [fresh]

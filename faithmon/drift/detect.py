@@ -25,7 +25,7 @@ readings to the alert lifecycle.
   own and takes no share of the budget.
 - Pending at h/2, firing at h; the change point is where S last left zero.
   A firing detector is *recovered* when the upper 95% bound of its recent
-  rate is back within half the design shift of the baseline; the alert
+  rate is back below baseline + design shift (the data rule out the shift); the alert
   lifecycle resolves it after several recovered runs, and the CUSUM restarts
   from there.
 - Attribution: when a model version goes bad, every route and tenant it serves
@@ -72,7 +72,6 @@ class DriftConfig:
     baseline_days: float = 7.0
     segment_min_baseline: int = 100
     max_delay_days: float = 7.0
-    recovery_runs: int = 3
     recovery_records: int = 200
     no_data_hours: float = 6.0
     no_data_dimensions: tuple[str, ...] = ("service", "route", "tenant")
@@ -408,6 +407,37 @@ def detect(
     return sorted(readings.values(), key=lambda r: (segment_key(r.segment), r.stream))
 
 
+def restart_points(
+    outcomes: Sequence[Outcome],
+    resets: Sequence[tuple[Stream, Mapping[str, str], datetime]],
+    dimensions: Sequence[str],
+) -> dict[str, datetime]:
+    """Detector key → trace time its CUSUM restarts from, after resolved alerts.
+
+    A resolved alert restarts its own detector, and those of every segment its
+    records belong to (overall, the routes and tenants a bad model served): their
+    CUSUMs rose on the same records, and would otherwise fire for an episode that
+    is over once the root no longer explains them.
+    """
+    since: dict[str, datetime] = {}
+
+    def later(key: str, at: datetime) -> None:
+        if key not in since or since[key] < at:
+            since[key] = at
+
+    for stream, segment, at in resets:
+        later(detector_key(stream, segment), at)
+        touched = {
+            segment_key(s)
+            for o in outcomes
+            if o.at <= at and _matches(o, segment)
+            for s in segments_of(o.labels, dimensions)
+        }
+        for key in touched:
+            later(f"{stream}|{key}", at)
+    return since
+
+
 def _read(
     stream: Stream,
     segment: Mapping[str, str],
@@ -451,7 +481,7 @@ def _read(
         stream=stream,
         change_at=outcomes[start].at if start is not None else None,
         last_at=outcomes[-1].at if outcomes else None,
-        recovered=bool(recent) and recent_high <= q0 + config.shift_of(stream) / 2,
+        recovered=bool(recent) and recent_high < q1,
         recent=(len(recent), recent_bad),
         per_day=per_day,
         expected_delay=delay,
@@ -469,7 +499,9 @@ def _attribute(
     mine = {k: r for k, r in readings.items() if r.stream == stream}
     drifting = sorted(
         (r for r in mine.values() if r.level != "ok" and not r.folded),
-        key=lambda r: (-(r.rate - r.baseline_rate), r.records),
+        # Most concentrated first; on a tie a labelled segment explains overall, not
+        # the other way round.
+        key=lambda r: (-(r.rate - r.baseline_rate), r.records, not r.segment),
     )
     roots: list[Reading] = []
     for reading in drifting:
