@@ -126,6 +126,8 @@ def _run(
                 )
 
         def sentinel() -> int:
+            if not settings.sentinel_interval:
+                return 0  # turned off
             with work.singleton(engine, "sentinels") as held:
                 if not held:
                     return 0
@@ -153,7 +155,7 @@ def _run(
                 (score, settings.score_interval),
                 (detect, settings.drift_interval),
                 (retain, settings.retention_interval),
-                (sentinel, settings.sentinel_interval),
+                *([(sentinel, settings.sentinel_interval)] if settings.sentinel_interval else []),
                 (heartbeat, min(settings.score_interval, 10.0)),
             ]
         )

@@ -236,26 +236,31 @@ def _settle(
                     session, labels.get(record_id, {}), dimensions, judgement
                 )
             saved.append((record_id, judgement))
-        if blocking is not None and work.block_judge(
-            session, judge.name, blocking.error or "refused"
-        ):
-            logger.error("faithmon: judge %s blocked: %s", judge.name, blocking.error)
-            new_alerts = repo.save_alerts(
-                session,
-                [
-                    Alert(
-                        rule=JUDGE_BLOCKED_RULE,
-                        segment={"judge": judge.name},
-                        state="firing",
-                        severity="critical",
-                        opened_at=now,
-                        updated_at=now,
-                        details={"reason": blocking.error, "action": "faithmon judge unblock"},
-                    )
-                ],
-            )
+        if blocking is not None:
+            new_alerts = _block(session, judge.name, blocking, now)
     deliver(sinks, new_alerts)
     return saved
+
+
+def _block(session: Session, judge_name: str, refusal: Judgement, now: datetime) -> list[Alert]:
+    """Block a judge configuration that was refused (auth, billing); its alert, once."""
+    if not work.block_judge(session, judge_name, refusal.error or "refused"):
+        return []
+    logger.error("faithmon: judge %s blocked: %s", judge_name, refusal.error)
+    return repo.save_alerts(
+        session,
+        [
+            Alert(
+                rule=JUDGE_BLOCKED_RULE,
+                segment={"judge": judge_name},
+                state="firing",
+                severity="critical",
+                opened_at=now,
+                updated_at=now,
+                details={"reason": refusal.error, "action": "faithmon judge unblock"},
+            )
+        ],
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,22 +409,29 @@ class SentinelRun:
 
 def _judge_cases(
     judge: Judge, cases: Sequence[sentinels.Case], concurrency: int
-) -> list[Judgement] | None:
-    """Every case judged, ``concurrency`` at a time; None when the worker is stopping
-    (a partial run would read as a judge that got worse)."""
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        futures = []
-        for case in cases:
-            if STOPPING.is_set():
-                break
-            futures.append(
-                pool.submit(_judge_safely, judge, case.question, case.chunks, case.answer)
-            )
-        if STOPPING.is_set():
-            for future in futures:
-                future.cancel()
+) -> list[Judgement] | Judgement | None:
+    """Every case judged, ``concurrency`` at a time. None when the worker is stopping,
+    the refusal when the endpoint refuses the judge (a partial run would read as a
+    judge that got worse, and more calls would only be refused again)."""
+    refused = threading.Event()
+    refusal: list[Judgement] = []
+
+    def one(case: sentinels.Case) -> Judgement | None:
+        if refused.is_set() or STOPPING.is_set():
             return None
-        return [f.result() for f in futures]
+        judgement = _judge_safely(judge, case.question, case.chunks, case.answer)
+        if judgement.blocks_judge:
+            refusal.append(judgement)
+            refused.set()
+        return judgement
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        results = list(pool.map(one, cases))
+    if refusal:
+        return refusal[0]
+    if STOPPING.is_set() or any(r is None for r in results):
+        return None
+    return [r for r in results if r is not None]
 
 
 def run_sentinels(
@@ -446,7 +458,16 @@ def run_sentinels(
         sets = store_sentinels.latest_sets(session, name)
     done = []
     for set_id, set_name, version, cases in sets:
+        with sessions() as session:
+            if work.judge_block(session, judge.name):
+                logger.info("faithmon: judge %s is blocked: sentinels wait", judge.name)
+                break
         judgements = _judge_cases(judge, cases, concurrency)
+        if isinstance(judgements, Judgement):
+            with sessions() as session, session.begin():
+                blocked = _block(session, judge.name, judgements, now())
+            deliver(sinks, blocked)
+            break
         if judgements is None:
             logger.info("faithmon: stopping: sentinel run of %s abandoned", set_name)
             break

@@ -19,8 +19,9 @@ from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
 from faithmon.model import Chunk, RagRecord
 from faithmon.store import engine as store_engine
 from faithmon.store import repo
+from faithmon.store import sentinels as store_sentinels
 from faithmon.store.tables import EvaluationRow, RecordRow
-from faithmon.worker import score_pending
+from faithmon.worker import run_sentinels, score_pending
 from tests.judge_server import SupportingJudge
 from tests.servers import serve_in_thread
 
@@ -61,6 +62,9 @@ def worker_env(database_url: str, judge_url: str, tmp: str, **extra: str) -> dic
         "FAITHMON_JUDGE_CONCURRENCY": "4",
         "FAITHMON_WORKER_HEARTBEAT_FILE": f"{tmp}/heartbeat",
         "FAITHMON_LOG_LEVEL": "WARNING",
+        # Sentinel runs would add their cases to the judge's request count; they are
+        # tested on their own.
+        "FAITHMON_SENTINEL_INTERVAL": "0",
         **extra,
     }
 
@@ -282,3 +286,29 @@ def test_retryable_failure_defers_then_gives_up_as_judge_error(
     with sessions() as session:
         [stored] = repo.list_records(session)
     assert stored.status == "judge_error" and stored.evaluations[0].faithfulness is None
+
+
+@pytest.mark.postgres
+def test_sentinel_run_on_a_refused_judge_blocks_it_after_one_call(
+    pg_sessions: sessionmaker[Session], judge_server: tuple[SupportingJudge, str]
+) -> None:
+    """A 401 during a sentinel run blocks the configuration at once: no storm of refused
+    calls, no partial run recorded as a judge that got worse, and scoring waits too."""
+    server, url = judge_server
+    server.failures = [
+        (401, {}, {"message": "invalid api key", "type": "invalid_request_error"})
+    ] * 100
+    judge = OpenAIJudge(
+        OpenAIJudgeConfig(model="loopback-judge", base_url=url, api_key="test-key", backoff=0.01)
+    )
+    assert run_sentinels(pg_sessions, judge, concurrency=1) == []
+    assert server.requests == 1
+    with pg_sessions() as session:
+        alerts = repo.list_alerts(session)
+        runs = store_sentinels.list_runs(session)
+    assert [(a.rule, a.state) for a in alerts] == [("judge_blocked", "firing")]
+    assert runs == []
+    seed(pg_sessions, 3)
+    assert score_pending(pg_sessions, judge) == 0
+    assert run_sentinels(pg_sessions, judge, concurrency=1) == []
+    assert server.requests == 1
