@@ -204,6 +204,9 @@ SETTINGS: tuple[Setting, ...] = (
             "each from the false-alarm budget, or from `faithmon drift calibrate`"),
     Setting("FAITHMON_DRIFT_FALSE_ALARMS", "drift_false_alarms", "1", _positive_float,
             "False-alarm budget: expected false drift alarms per 30 days across all segments"),
+    Setting("FAITHMON_DRIFT_WOBBLE", "drift_wobble", "0.07", _non_negative_float,
+            "Least wobble of an in-control rate, relative to it, that thresholds allow for "
+            "(more when the baseline window shows more)"),
     Setting("FAITHMON_DRIFT_SHIFT", "drift_shift", "0.08", _positive_float,
             "Design shift: the detector is tuned for a rise of this much in the unsupported rate"),
     Setting("FAITHMON_DRIFT_CRITICAL_SHIFT", "drift_critical_shift", "0.04", _positive_float,
@@ -304,6 +307,7 @@ class Settings:
     drift_dimensions: tuple[str, ...]
     drift_threshold: float | None
     drift_false_alarms: float
+    drift_wobble: float
     drift_shift: float
     drift_critical_shift: float
     drift_max_delay_days: float

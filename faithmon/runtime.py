@@ -244,6 +244,7 @@ def drift_config(settings: Settings) -> drift.DriftConfig:
         dimensions=settings.drift_dimensions,
         threshold=settings.drift_threshold,
         false_alarms=settings.drift_false_alarms,
+        wobble=settings.drift_wobble,
         shift=settings.drift_shift,
         critical_shift=settings.drift_critical_shift,
         baseline_records=settings.baseline_records,

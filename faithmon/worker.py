@@ -287,8 +287,8 @@ def _baselines(
     """The judge's frozen baselines and the end of their window; frozen now if the data allows."""
     stored = repo.load_baselines(session, judge_name)
     if stored:
-        window_end = next(iter(stored.values()))[4]
-        return {k: drift.Baseline(n, u, c) for k, (n, u, c, _, _) in stored.items()}, window_end
+        window_end = next(iter(stored.values()))[6]
+        return {k: drift.Baseline(*row[:5]) for k, row in stored.items()}, window_end
     window = drift.baseline_window(outcomes, config)
     if window is None:
         return None
@@ -297,7 +297,10 @@ def _baselines(
         repo.save_baselines(
             session,
             judge_name,
-            {k: (b.records, b.unsupported, b.critical) for k, b in baselines.items()},
+            {
+                k: (b.records, b.unsupported, b.critical, b.spread, b.critical_spread)
+                for k, b in baselines.items()
+            },
             window[0],
             window[1],
         )
@@ -590,7 +593,7 @@ def calibrate_drift(
         stored = repo.load_baselines(session, judge_name)
         if not stored:
             return None
-        baselines = {k: drift.Baseline(n, u, c) for k, (n, u, c, _, _) in stored.items()}
+        baselines = {k: drift.Baseline(*row[:5]) for k, row in stored.items()}
         outcomes = repo.outcomes(session, judge_name, since=since)
         excluded: dict[str, list[tuple[datetime, datetime]]] = {}
         for alert in repo.list_alerts(session):

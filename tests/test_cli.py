@@ -145,6 +145,9 @@ def test_drift_status_shows_segments_without_writing(
     monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
     monkeypatch.setenv("FAITHMON_DRIFT_BASELINE_RECORDS", "140")
     monkeypatch.setenv("FAITHMON_DRIFT_BASELINE_DAYS", "0")
+    # The demo's history spans seconds: like the demo, pin the threshold rather than
+    # size it from a budget per 30 days.
+    monkeypatch.setenv("FAITHMON_DRIFT_THRESHOLD", "15")
     before = runner.invoke(main, ["alerts", "list", "--json"]).stdout
     rows = json.loads(runner.invoke(main, ["drift", "status", "--json"]).stdout)
     by_segment = {tuple(r["segment"].items()): r for r in rows}

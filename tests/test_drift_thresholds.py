@@ -4,6 +4,7 @@ the critical-claim stream, restarts, silences and calibration."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from faithmon.drift import (
     Baseline,
     DriftConfig,
+    alarm_rate,
     calibrate,
     detect,
     detector_key,
@@ -77,7 +79,11 @@ def test_budget_split_across_more_detectors_raises_each_threshold() -> None:
     # The in-control run length is that detector's 30-day traffic over its share.
     share = 1.0 / 20
     q0 = baselines[""].rate
-    assert run_length(q0, q0, q0 + 0.08, h) == pytest.approx(5000 * 30 / share, rel=0.05)
+    spread = baselines[""].in_control_spread("unsupported", config.wobble, config.shift)
+    # At the baseline rate, give or take its in-control spread.
+    alarms = alarm_rate(q0, q0, q0 + 0.08, h, spread)
+    assert 1 / alarms == pytest.approx(5000 * 30 / share, rel=0.05)
+    assert run_length(q0, q0, q0 + 0.08, h) > 5000 * 30 / share
     assert not folded and delay < 5000
 
 
@@ -100,7 +106,10 @@ def test_thin_segment_folds_into_overall_and_frees_its_share() -> None:
     # The four live detectors share the budget: the tiny one took none of it.
     h = result[detector_key("unsupported", {"tenant": "big"})][0]
     q0 = baselines[""].rate
-    assert run_length(q0, q0, q0 + 0.08, h) == pytest.approx(1900 * 30 / (1.0 / 4), rel=0.05)
+    spread = baselines[""].in_control_spread("unsupported", config.wobble, config.shift)
+    assert 1 / alarm_rate(q0, q0, q0 + 0.08, h, spread) == pytest.approx(
+        1900 * 30 / (1.0 / 4), rel=0.05
+    )
 
 
 def outcomes_stream(
@@ -256,3 +265,24 @@ def test_calibration_raises_the_threshold_for_a_detector_running_above_baseline(
         excluded={detector_key("unsupported", {}): [(history[0].at, history[-1].at)]},
     )
     assert next(x for x in excluded if x.detector == c.detector).records == 0
+
+
+def test_wobble_in_the_baseline_window_is_measured_and_raises_the_threshold() -> None:
+    """A window whose rate swings between 4% and 12% has a measured spread; a steady one
+    has about none, and the swinging one gets the higher threshold."""
+    from faithmon.drift import compute_baselines
+
+    steady = outcomes_stream(2400, 0.08, seed=12)
+    swinging = [
+        replace(o, unsupported=random.Random(i).random() < (0.04 if (i // 200) % 2 else 0.12))
+        for i, o in enumerate(outcomes_stream(2400, 0.08, seed=13))
+    ]
+    config = DriftConfig(dimensions=(), false_alarms=0.1)
+    calm = compute_baselines(steady, steady[-1].at, config)[""]
+    wild = compute_baselines(swinging, swinging[-1].at, config)[""]
+    assert calm.spread < 0.01
+    assert wild.spread == pytest.approx(0.04, abs=0.01)
+    per_day = {"": ({}, 2000.0)}
+    h_calm = thresholds(per_day, {"": calm}, config)[detector_key("unsupported", {})][0]
+    h_wild = thresholds(per_day, {"": wild}, config)[detector_key("unsupported", {})][0]
+    assert h_wild > h_calm

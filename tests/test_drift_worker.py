@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon import drift
-from faithmon.cli import main
 from faithmon.alerts import Policy
+from faithmon.cli import main
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord, SamplingTally
 from faithmon.store import repo

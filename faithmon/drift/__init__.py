@@ -1,6 +1,6 @@
 """Drift detection: production drift per segment (pure functions over outcomes)."""
 
-from .arl import increments, run_length, threshold_for
+from .arl import alarm_rate, increments, run_length, threshold_for
 from .calibrate import Calibration, calibrate
 from .detect import (
     CRITICAL_RULE,
@@ -42,6 +42,7 @@ __all__ = [
     "Reading",
     "Silence",
     "Stream",
+    "alarm_rate",
     "baseline_window",
     "calibrate",
     "compute_baselines",

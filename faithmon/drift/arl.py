@@ -14,9 +14,19 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-STEPS = 4
-"""Grid steps per downward move. The upward move is rounded to the grid by at
-most half a step in ``STEPS * ln(q1/q0) / -ln((1-q1)/(1-q0))`` (about 2% of it)."""
+STEPS = 2
+"""Grid steps per downward move. The upward move is rounded to the grid by at most
+half a step in ``STEPS * ln(q1/q0) / -ln((1-q1)/(1-q0))`` (a few % of it); the run
+lengths stay exact for the detector as rounded, and a coarse grid keeps them cheap
+(a few ms each)."""
+
+MAX_THRESHOLD = 40.0
+"""No detector waits for more evidence than this (about 40 nats): past it a
+threshold buys silence, not a useful detector."""
+
+# Gauss-Hermite nodes and weights for E[f(Z)], Z ~ N(0, 1), five points.
+_NODES = (-2.856970, -1.355626, 0.0, 1.355626, 2.856970)
+_WEIGHTS = (0.011257, 0.222076, 0.533333, 0.222076, 0.011257)
 
 
 def increments(q0: float, q1: float) -> tuple[float, float]:
@@ -70,33 +80,65 @@ def run_length(q: float, q0: float, q1: float, h: float) -> float:
     return x[0]
 
 
+def alarm_rate(q: float, q0: float, q1: float, h: float, spread: float = 0.0) -> float:
+    """False alarms per record when the in-control rate is q, give or take ``spread``.
+
+    ``spread`` is the standard deviation of the rate the detector really sees while
+    nothing is wrong (baseline estimation error, slow wobble): the alarm rate is the
+    mean of 1/ARL over a normal spread of rates, which is what a team running many
+    segments, each a little off its baseline, sees.
+    """
+    if spread <= 0:
+        return 1.0 / run_length(q, q0, q1, h)
+    total = 0.0
+    for z, w in zip(_NODES, _WEIGHTS, strict=True):
+        rate = min(max(q + z * spread, 1e-4), 0.999)
+        total += w / run_length(rate, q0, q1, h)
+    return total
+
+
 @lru_cache(maxsize=4096)
-def _threshold(q: float, q0: float, q1: float, target: float) -> float:
+def _threshold(q: float, q0: float, q1: float, target: float, spread: float) -> float:
     up, down = increments(q0, q1)
     drift = q * up + (1 - q) * down  # mean step per record at the rate q
     if drift >= 0:
         raise ValueError(f"a rate of {q:.3f} drifts upward: no threshold keeps it quiet")
+
+    def miss(h: float) -> float:
+        return -math.log(alarm_rate(q, q0, q1, h, spread)) - math.log(target)
+
     # Wald's approximation ARL ≈ e^(θh)/|drift| gives the first guess; the secant on
-    # ln ARL, which is close to linear in h, finishes in a few solves.
-    h0 = max(1.0, math.log(max(target * -drift, 1.0)))
+    # ln ARL, which is close to linear in h, finishes in a few solves. It is kept
+    # inside [0.5, MAX_THRESHOLD], and a target out of reach there gets the bound.
+    h0 = min(max(1.0, math.log(max(target * -drift, 1.0))), MAX_THRESHOLD - 1.0)
     h1 = h0 + 1.0
-    f0 = math.log(run_length(q, q0, q1, h0)) - math.log(target)
-    f1 = math.log(run_length(q, q0, q1, h1)) - math.log(target)
-    for _ in range(30):
+    f0, f1 = miss(h0), miss(h1)
+    for _ in range(12):
         if abs(f1) < 0.01 or f1 == f0:
             break
-        h0, h1, f0 = h1, max(0.5, h1 - f1 * (h1 - h0) / (f1 - f0)), f1
-        f1 = math.log(run_length(q, q0, q1, h1)) - math.log(target)
+        step = h1 - f1 * (h1 - h0) / (f1 - f0)
+        h0, h1, f0 = h1, min(max(0.5, step), MAX_THRESHOLD), f1
+        f1 = miss(h1)
+        if h1 == MAX_THRESHOLD and f1 < 0:
+            break
     return h1
 
 
-def threshold_for(q0: float, q1: float, target_records: float, rate: float | None = None) -> float:
+def threshold_for(
+    q0: float,
+    q1: float,
+    target_records: float,
+    rate: float | None = None,
+    spread: float = 0.0,
+) -> float:
     """The h whose average run length is ``target_records`` records when the true
-    rate is ``rate`` (default: q0, the in-control run length).
+    rate is ``rate`` (default: q0, the in-control run length), give or take ``spread``
+    (see :func:`alarm_rate`).
 
     Rounded inputs share cached answers: the worker asks again every run.
     ValueError when ``rate`` is so high that the CUSUM drifts upward.
     """
     target = float(f"{max(target_records, 2.0):.2g}")
     q = q0 if rate is None else rate
-    return round(_threshold(round(q, 4), round(q0, 4), round(q1, 4), target), 3)
+    key = (round(q, 4), round(q0, 4), round(q1, 4), target, round(spread, 4))
+    return round(_threshold(*key), 3)

@@ -66,6 +66,8 @@ class DriftConfig:
     """A fixed CUSUM threshold for every detector; None derives each from the budget."""
     false_alarms: float = 1.0
     """Expected false alarms per 30 days across all active detectors."""
+    wobble: float = 0.07
+    """Least in-control wobble of a rate, relative to it, that thresholds allow for."""
     shift: float = 0.08
     critical_shift: float = 0.04
     baseline_records: int = 2000
@@ -91,10 +93,26 @@ class Baseline:
     records: int
     unsupported: int
     critical: int = 0
+    spread: float = 0.0
+    """How much the unsupported rate moved within the window beyond binomial noise (SD)."""
+    critical_spread: float = 0.0
 
     def rate_of(self, stream: Stream) -> float:
         count = self.unsupported if stream == "unsupported" else self.critical
         return max(MIN_RATE, (count + 0.5) / (self.records + 1))
+
+    def in_control_spread(self, stream: Stream, wobble: float, shift: float) -> float:
+        """SD of the rate a detector sees while nothing is wrong: the baseline's own
+        estimation error, and its wobble (measured, but at least ``wobble`` × rate).
+
+        At most a quarter of the design shift: past that a small baseline is too
+        uncertain for any threshold to be both quiet and useful, and the budget is
+        not kept (`faithmon drift calibrate` can refine it once history accrues).
+        """
+        q0 = self.rate_of(stream)
+        moved = self.spread if stream == "unsupported" else self.critical_spread
+        spread = math.sqrt(max(moved, wobble * q0) ** 2 + q0 * (1 - q0) / (self.records + 1))
+        return min(spread, shift / 4)
 
     @property
     def rate(self) -> float:
@@ -213,25 +231,57 @@ def baseline_window(
     return start, end
 
 
+BUCKETS = 12
+"""Consecutive equal-count stretches of the baseline window its wobble is measured on."""
+
+
+def excess_spread(items: Sequence[tuple[float, bool]]) -> float:
+    """SD of the rate across consecutive stretches of (weight, bad), beyond binomial noise."""
+    chunks = min(BUCKETS, len(items) // 30)
+    if chunks < 4:
+        return 0.0
+    size = len(items) // chunks
+    rates, sizes = [], []
+    for c in range(chunks):
+        part = items[c * size : (c + 1) * size] if c < chunks - 1 else items[c * size :]
+        weight = sum(w for w, _ in part)
+        rates.append(sum(w for w, bad in part if bad) / weight if weight else 0.0)
+        sizes.append(len(part))
+    mean = sum(r * n for r, n in zip(rates, sizes, strict=True)) / sum(sizes)
+    observed = sum((r - mean) ** 2 for r in rates) / (chunks - 1)
+    noise = mean * (1 - mean) * sum(1 / n for n in sizes) / chunks
+    # One standard error of the variance estimate below the point: a steady window
+    # reads as steady (the wobble floor covers it) rather than as chance spread.
+    return math.sqrt(max(0.0, observed - noise * (1 + math.sqrt(2 / (chunks - 1)))))
+
+
 def compute_baselines(
     outcomes: Sequence[Outcome], window_end: datetime, config: DriftConfig
 ) -> dict[str, Baseline]:
-    """Per segment: records and sampling-weighted bad counts scaled to those records."""
-    counts: dict[str, list[float]] = {}
+    """Per segment: records, sampling-weighted bad counts scaled to those records, and
+    how much each rate wobbled within the window."""
+    items: dict[str, list[Outcome]] = {}
     for outcome in outcomes:
         if outcome.at > window_end:
             break
         for segment in segments_of(outcome.labels, config.dimensions):
-            tally = counts.setdefault(segment_key(segment), [0, 0.0, 0.0, 0.0])
-            tally[0] += 1
-            tally[1] += outcome.weight
-            tally[2] += outcome.weight * outcome.unsupported
-            tally[3] += outcome.weight * outcome.critical
-    return {
-        key: Baseline(int(n), round(u / w * n), round(c / w * n))
-        for key, (n, w, u, c) in counts.items()
-        if key == "" or n >= config.segment_min_baseline
-    }
+            items.setdefault(segment_key(segment), []).append(outcome)
+    result = {}
+    for key, group in items.items():
+        n = len(group)
+        if key != "" and n < config.segment_min_baseline:
+            continue
+        w = sum(o.weight for o in group)
+        u = sum(o.weight for o in group if o.unsupported)
+        c = sum(o.weight for o in group if o.critical)
+        result[key] = Baseline(
+            n,
+            round(u / w * n),
+            round(c / w * n),
+            round(excess_spread([(o.weight, o.unsupported) for o in group]), 5),
+            round(excess_spread([(o.weight, o.critical) for o in group]), 5),
+        )
+    return result
 
 
 def cusum(
@@ -292,16 +342,19 @@ def _weighted(outcomes: Sequence[Outcome], stream: Stream) -> float:
     return sum(o.weight for o in outcomes if _bad(o, stream)) / total * len(outcomes)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Stream:
     segment: dict[str, str]
     outcomes: list[Outcome]
+    """Its records after the baseline window."""
     first_at: datetime
+    seen: int = 0
+    """All its records, the window's included: its traffic is measured on them."""
 
 
 def _per_day(stream: _Stream, clock: datetime) -> float:
     days = max((clock - stream.first_at).total_seconds() / 86400, 1 / 24)
-    return len(stream.outcomes) / days
+    return stream.seen / days
 
 
 def thresholds(
@@ -331,12 +384,15 @@ def thresholds(
             dkey = detector_key(stream, segment)
             q0 = baselines.get(key, overall).rate_of(stream)
             q1 = min(q0 + config.shift_of(stream), 0.99)
+            spread = baselines.get(key, overall).in_control_spread(
+                stream, config.wobble, config.shift_of(stream)
+            )
             if config.threshold is not None:
                 h = config.threshold
             elif dkey in config.calibrated:
                 h = config.calibrated[dkey]
             else:
-                h = threshold_for(q0, q1, per_day * DAYS_30 / share)
+                h = threshold_for(q0, q1, per_day * DAYS_30 / share, spread=spread)
             delay = run_length(q1, q0, q1, h)
             too_slow = key != "" and delay > per_day * config.max_delay_days
             result[dkey] = (h, delay, too_slow)
@@ -371,6 +427,7 @@ def detect(
             stream = streams.get(key)
             if stream is None:
                 stream = streams[key] = _Stream(segment, [], outcome.at)
+            stream.seen += 1
             if outcome.at > window_end:
                 stream.outcomes.append(outcome)
     streams = {k: s for k, s in streams.items() if s.outcomes}

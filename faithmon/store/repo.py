@@ -373,14 +373,17 @@ def outcomes(session: Session, judge: str, since: datetime | None = None) -> lis
 
 def load_baselines(
     session: Session, judge: str
-) -> dict[str, tuple[int, int, int, datetime, datetime]]:
-    """segment key → (records, unsupported, critical, window start, window end) for ``judge``."""
+) -> dict[str, tuple[int, int, int, float, float, datetime, datetime]]:
+    """segment key → (records, unsupported, critical, spread, critical spread, window
+    start, window end) for ``judge``."""
     query = select(BaselineRow).where(BaselineRow.judge == judge)
     return {
         row.segment_key: (
             row.records,
             row.unsupported,
             row.critical,
+            row.spread,
+            row.critical_spread,
             row.window_start,
             row.window_end,
         )
@@ -391,7 +394,7 @@ def load_baselines(
 def save_baselines(
     session: Session,
     judge: str,
-    baselines: Mapping[str, tuple[int, int, int]],
+    baselines: Mapping[str, tuple[int, int, int, float, float]],
     window_start: datetime,
     window_end: datetime,
 ) -> None:
@@ -403,11 +406,13 @@ def save_baselines(
             "records": records,
             "unsupported": unsupported,
             "critical": critical,
+            "spread": spread,
+            "critical_spread": critical_spread,
             "window_start": window_start,
             "window_end": window_end,
             "created_at": now,
         }
-        for key, (records, unsupported, critical) in baselines.items()
+        for key, (records, unsupported, critical, spread, critical_spread) in baselines.items()
     ]
     if rows:
         session.execute(

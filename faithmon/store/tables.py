@@ -121,6 +121,8 @@ class BaselineRow(Base):
     records: Mapped[int] = mapped_column(Integer)
     unsupported: Mapped[int] = mapped_column(Integer)
     critical: Mapped[int] = mapped_column(Integer)
+    spread: Mapped[float] = mapped_column(Float)
+    critical_spread: Mapped[float] = mapped_column(Float)
     window_start: Mapped[datetime] = mapped_column(UTCDateTime())
     window_end: Mapped[datetime] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())

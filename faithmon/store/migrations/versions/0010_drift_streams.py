@@ -1,5 +1,5 @@
-"""Baselines per judge configuration with critical claims, alert notification times,
-calibrated drift thresholds.
+"""Baselines per judge configuration with critical claims and in-window spread, alert
+notification times, calibrated drift thresholds.
 
 Baselines frozen before this revision belong to no judge and lack critical counts:
 they are dropped, and the next drift run freezes them again from stored history.
@@ -26,6 +26,8 @@ def upgrade() -> None:
     with op.batch_alter_table("drift_baselines") as batch:
         batch.add_column(sa.Column("judge", sa.String(200), nullable=False))
         batch.add_column(sa.Column("critical", sa.Integer(), nullable=False))
+        batch.add_column(sa.Column("spread", sa.Float(), nullable=False))
+        batch.add_column(sa.Column("critical_spread", sa.Float(), nullable=False))
         batch.drop_constraint("uq_drift_baselines_segment_key", type_="unique")
         batch.create_unique_constraint("uq_drift_baselines_judge", ["judge", "segment_key"])
     with op.batch_alter_table("alerts") as batch:
@@ -50,5 +52,7 @@ def downgrade() -> None:
     with op.batch_alter_table("drift_baselines") as batch:
         batch.drop_constraint("uq_drift_baselines_judge", type_="unique")
         batch.create_unique_constraint("uq_drift_baselines_segment_key", ["segment_key"])
+        batch.drop_column("critical_spread")
+        batch.drop_column("spread")
         batch.drop_column("critical")
         batch.drop_column("judge")
