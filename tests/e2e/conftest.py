@@ -23,6 +23,9 @@ def env(database_url: str) -> dict[str, str]:
         "FAITHMON_DRIFT_BASELINE_RECORDS": "20",
         "FAITHMON_DRIFT_BASELINE_DAYS": "0",
         "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE": "5",
+        # The traffic spans seconds: a threshold sized from a budget per 30 days would
+        # wait for far more evidence, so the tests pin one, as the demo does.
+        "FAITHMON_DRIFT_THRESHOLD": "15",
     }
 
 
