@@ -285,10 +285,9 @@ def _baselines(
     dry_run: bool,
 ) -> tuple[dict[str, drift.Baseline], datetime] | None:
     """The judge's frozen baselines and the end of their window; frozen now if the data allows."""
-    stored = repo.load_baselines(session, judge_name)
-    if stored:
-        window_end = next(iter(stored.values()))[6]
-        return {k: drift.Baseline(*row[:5]) for k, row in stored.items()}, window_end
+    stored = _stored_baselines(session, judge_name)
+    if stored is not None:
+        return stored
     window = drift.baseline_window(outcomes, config)
     if window is None:
         return None
@@ -313,6 +312,16 @@ def _baselines(
     return baselines, window[1]
 
 
+def _stored_baselines(
+    session: Session, judge_name: str
+) -> tuple[dict[str, drift.Baseline], datetime] | None:
+    stored = repo.load_baselines(session, judge_name)
+    if not stored:
+        return None
+    window_end = next(iter(stored.values()))[6]
+    return {k: drift.Baseline(*row[:5]) for k, row in stored.items()}, window_end
+
+
 def _restarts(
     session: Session, outcomes: Sequence[Outcome], config: drift.DriftConfig
 ) -> dict[str, datetime]:
@@ -334,15 +343,15 @@ def _enrich(session: Session, judge_name: str, signals: Sequence[Signal]) -> lis
     ]
     found = repo.example_details(session, judge_name, wanted)
     enriched = []
-    for reading in signals:
-        details = dict(reading.details)
+    for item in signals:
+        details = dict(item.details)
         details["judge"] = judge_name
         details["sentinel_status"] = sentinel
-        if reading.level != "ok" and details.get("examples"):
+        if item.level != "ok" and details.get("examples"):
             details["examples"] = [
                 {**e, **found.get(e["trace_id"], {})} for e in details["examples"]
             ]
-        enriched.append(replace(reading, details=details))
+        enriched.append(replace(item, details=details))
     return enriched
 
 
@@ -590,24 +599,24 @@ def calibrate_drift(
     Periods when a detector's alert was firing are left out of its history.
     """
     with sessions() as session:
-        stored = repo.load_baselines(session, judge_name)
-        if not stored:
+        stored = _stored_baselines(session, judge_name)
+        if stored is None:
             return None
-        baselines = {k: drift.Baseline(*row[:5]) for k, row in stored.items()}
+        baselines = stored[0]
         outcomes = repo.outcomes(session, judge_name, since=since)
         excluded: dict[str, list[tuple[datetime, datetime]]] = {}
         for alert in repo.list_alerts(session):
             stream = _STREAM_OF_RULE.get(alert.rule)
             if stream is None:
                 continue
-            start = alert.details.get("change_at")
+            # Both ends in trace time, as the outcomes are: from the change point to
+            # where the detector restarted (still open: to the end of the history).
+            start, reset = alert.details.get("change_at"), alert.details.get("reset_at")
             begin = datetime.fromisoformat(start) if start else alert.opened_at
-            end = alert.resolved_at or datetime.now(UTC)
+            end = datetime.fromisoformat(reset) if reset else datetime.max.replace(tzinfo=UTC)
             excluded.setdefault(drift.detector_key(stream, alert.segment), []).append((begin, end))
-    days = max((datetime.now(UTC) - since).total_seconds() / 86400, 1 / 24)
-    if outcomes:
-        days = min(
-            days,
-            max((outcomes[-1].at - max(since, outcomes[0].at)).total_seconds() / 86400, 1 / 24),
-        )
+    # Traffic is measured over the span the history really covers.
+    end = outcomes[-1].at if outcomes else datetime.now(UTC)
+    first = outcomes[0].at if outcomes else since
+    days = max((end - first).total_seconds() / 86400, 1 / 24)
     return drift.calibrate(outcomes, baselines, config, days, excluded)

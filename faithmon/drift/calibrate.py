@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..model import Outcome, segment_key
-from .arl import increments, run_length, threshold_for
+from .arl import run_length, threshold_for
 from .detect import (
     DAYS_30,
     STREAMS,
@@ -28,6 +28,7 @@ from .detect import (
     DriftConfig,
     Stream,
     detector_key,
+    first_alarm,
     segments_of,
     thresholds,
 )
@@ -54,12 +55,9 @@ class Calibration:
 
 def _alarms(ys: Sequence[bool], q0: float, q1: float, h: float) -> int:
     """Alarms a CUSUM restarted after each one raises over ``ys``."""
-    up, down = increments(q0, q1)
-    statistic, count = 0.0, 0
-    for y in ys:
-        statistic = max(0.0, statistic + (up if y else down))
-        if statistic >= h - 1e-9:
-            count, statistic = count + 1, 0.0
+    count, rest = 0, ys
+    while (at := first_alarm(rest, q0, q1, h)) is not None:
+        count, rest = count + 1, rest[at + 1 :]
     return count
 
 

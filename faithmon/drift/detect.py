@@ -292,29 +292,20 @@ def cusum(
     Steps are :func:`.arl.increments`, times each record's weight relative to the
     mean weight (1 when unweighted).
     """
-    statistic, start, _ = _run(ys, q0, q1, weights)
-    return statistic, start
-
-
-def _run(
-    ys: Sequence[bool], q0: float, q1: float, weights: Sequence[float] | None
-) -> tuple[float, int | None, float]:
-    """(statistic, change index, highest statistic reached)."""
     up, down = increments(q0, q1)
     scale = len(weights) / sum(weights) if weights else 1.0
-    statistic = peak = 0.0
+    statistic = 0.0
     start: int | None = None
     for i, y in enumerate(ys):
         step = up if y else down
         if weights:
             step *= weights[i] * scale
         statistic = max(0.0, statistic + step)
-        peak = max(peak, statistic)
         if statistic <= 1e-12:
             statistic, start = 0.0, None
         elif start is None:
             start = i
-    return statistic, start, peak
+    return statistic, start
 
 
 def first_alarm(ys: Sequence[bool], q0: float, q1: float, threshold: float) -> int | None:
@@ -512,7 +503,7 @@ def _read(
     q1 = min(q0 + config.shift_of(stream), 0.99)
     weights = [o.weight for o in outcomes]
     uniform = all(w == weights[0] for w in weights)
-    statistic, start, _ = _run(
+    statistic, start = cusum(
         [_bad(o, stream) for o in outcomes], q0, q1, None if uniform else weights
     )
     recent = outcomes[-config.recovery_records :]
@@ -598,18 +589,19 @@ def silences(
     """
     window = timedelta(hours=config.no_data_hours)
     start = now - timedelta(days=lookback_days)
-    seen: dict[str, tuple[dict[str, str], int, datetime, datetime]] = {}
+    seen: dict[str, _Stream] = {}
+    last_at: dict[str, datetime] = {}
     for outcome in outcomes:
         if outcome.at < start:
             continue
         for segment in segments_of(outcome.labels, config.no_data_dimensions):
             key = segment_key(segment)
-            first = seen[key][2] if key in seen else outcome.at
-            count = seen[key][1] + 1 if key in seen else 1
-            seen[key] = (segment, count, first, outcome.at)
+            seen.setdefault(key, _Stream(segment, [], outcome.at)).seen += 1
+            last_at[key] = outcome.at
     signals: list[Signal] = []
     silent: list[Silence] = []
-    for segment, count, first, last in seen.values():
+    for key, stream in seen.items():
+        segment, count, first, last = stream.segment, stream.seen, stream.first_at, last_at[key]
         active_days = max((last - first).total_seconds() / 86400, 1 / 24)
         per_day = count / active_days
         expected = per_day * config.no_data_hours / 24

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..model import SentinelCase as Case
@@ -123,7 +123,12 @@ def status(session: Session, judge: str) -> dict[str, Any]:
     """What production alerts say about the judge: its latest run per set and its trust."""
     sets = {row.id: row for row in session.scalars(select(SentinelSetRow))}
     latest: dict[str, dict[str, Any]] = {}
-    query = select(SentinelRunRow).where(SentinelRunRow.judge == judge).order_by(SentinelRunRow.id)
+    newest = (
+        select(func.max(SentinelRunRow.id))
+        .where(SentinelRunRow.judge == judge)
+        .group_by(SentinelRunRow.set_id)
+    )
+    query = select(SentinelRunRow).where(SentinelRunRow.id.in_(newest)).order_by(SentinelRunRow.id)
     for r in session.scalars(query):
         result = RunResult.from_json(r.results)
         latest[sets[r.set_id].name] = {
