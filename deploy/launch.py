@@ -7,7 +7,8 @@ Every process gets the current environment (plus ``--env-file``; a variable alre
 environment wins) and so shares one ``FAITHMON_DATABASE_URL``: use PostgreSQL, since SQLite
 allows one worker. The schema is upgraded once before anything starts (``--no-migrate`` skips
 it). Receiver i listens on ``--base-port + i`` (and on ``--grpc-base-port + i`` for OTLP/gRPC;
-0, the default, turns gRPC off); each worker gets its own heartbeat file in ``--run-dir``, so
+0, the default, turns gRPC off) with its own spool folder ``--run-dir/serve-I.spool``; each
+worker gets its own heartbeat file in ``--run-dir``, so
 ``FAITHMON_WORKER_HEARTBEAT_FILE=DIR/worker-J.heartbeat faithmon worker --check`` checks it.
 
 All spans of one trace must reach the same receiver: put an OpenTelemetry Collector with the
@@ -117,7 +118,10 @@ class Fleet:
             argv = [*faithmon, "serve", "--host", self.host, "--port", str(port)]
             argv += ["--grpc-port", str(grpc_port)]
             url = f"http://{_url_host(self.host)}:{port}"
-            self.members.append(Member(f"serve-{i}", argv, dict(base_env), url=url))
+            env = dict(base_env)
+            # Each receiver owns its spool; a restarted receiver replays its own.
+            env["FAITHMON_SPOOL_DIR"] = str(self.run_dir / f"serve-{i}.spool")
+            self.members.append(Member(f"serve-{i}", argv, env, url=url))
         for j in range(self.workers):
             env = dict(base_env)
             env["FAITHMON_WORKER_HEARTBEAT_FILE"] = str(self.run_dir / f"worker-{j}.heartbeat")

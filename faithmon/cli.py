@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -104,8 +105,15 @@ def serve(host: str, port: int, grpc_port: int) -> None:
 
     settings = _settings()
     _configure_logging(settings.log_level)
-    with runtime.open_store(settings) as sessions:
-        pipeline = runtime.store_pipeline(settings, sessions)
+    try:
+        spool = runtime.open_spool(settings)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    with runtime.open_store(settings) as sessions, contextlib.ExitStack() as stack:
+        if spool is not None:
+            stack.callback(spool.close)
+        pipeline = runtime.store_pipeline(settings, sessions, spool=spool)
+        pipeline.recover()
         grpc = (
             grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)[0]
             if grpc_port
@@ -230,9 +238,13 @@ def sentinel_run(name: str | None) -> None:
 
     settings = _settings()
     _configure_logging(settings.log_level)
-    judge_ = runtime.make_judge(settings)
+    try:
+        judge_ = runtime.make_judge(settings)
+        sinks = runtime.make_sinks(settings)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
     with runtime.open_store(settings) as sessions:
-        done = jobs.run_sentinels(sessions, judge_, sinks=runtime.make_sinks(settings), name=name)
+        done = jobs.run_sentinels(sessions, judge_, sinks=sinks, name=name)
     for run in done:
         click.echo(
             f"{run.name} {run.version}: accuracy {run.result.accuracy:.2f}, judge "

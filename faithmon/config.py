@@ -67,6 +67,15 @@ def _non_negative_int(value: str) -> int:
     return number
 
 
+def _flag(value: str) -> bool:
+    lowered = value.lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("", "0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
 def _names(value: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in value.split(",") if name.strip())
 
@@ -169,6 +178,12 @@ SETTINGS: tuple[Setting, ...] = (
             "Spans and log records buffered for assembly; past it the receiver answers 503"),
     Setting("FAITHMON_MAX_BUFFER_MB", "max_buffer_mb", "512", _positive_int,
             "Megabytes of spans buffered for assembly; past it the receiver answers 503"),
+    Setting("FAITHMON_SPOOL_DIR", "spool_dir", "faithmon-spool", str,
+            "Folder of the receiver's durable spool (one per receiver): every acknowledged "
+            "export is fsynced here first and replayed after a crash; empty turns it off"),
+    Setting("FAITHMON_SPOOL_MAX_MB", "spool_max_mb", "1024", _positive_int,
+            "Megabytes the spool may hold while the database is down; past it the receiver "
+            "answers 503"),
     Setting("FAITHMON_MAX_BODY_BYTES", "max_body_bytes", str(64 * 1024 * 1024), _positive_int,
             "Largest OTLP request body accepted, after decompression"),
     Setting("FAITHMON_WORKER_SCORE_INTERVAL", "score_interval", "10", _positive_float,
@@ -242,6 +257,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Slack incoming-webhook URL for alert changes (unset: off)"),
     Setting("FAITHMON_ALERT_ALERTMANAGER_URL", "alert_alertmanager_url", "", str,
             "Alertmanager base URL; alerts go to /api/v2/alerts (unset: off)"),
+    Setting("FAITHMON_ALERT_ALLOW_LINK_LOCAL", "alert_allow_link_local", "false", _flag,
+            "Let the alert URLs reach link-local and cloud metadata addresses "
+            "(169.254.0.0/16, fe80::/10, metadata.google.internal); refused by default"),
     Setting("FAITHMON_ALERT_SMTP_HOST", "alert_smtp_host", "", str,
             "SMTP server for alert e-mails, host or host:port (unset: off)"),
     Setting("FAITHMON_ALERT_SMTP_FROM", "alert_smtp_from", "faithmon@localhost", str,
@@ -291,6 +309,8 @@ class Settings:
     max_traces_in_flight: int
     max_spans_in_flight: int
     max_buffer_mb: int
+    spool_dir: str
+    spool_max_mb: int
     max_body_bytes: int
     score_interval: float
     drift_interval: float
@@ -324,6 +344,7 @@ class Settings:
     alert_webhook_secret: str
     alert_slack_url: str
     alert_alertmanager_url: str
+    alert_allow_link_local: bool
     alert_smtp_host: str
     alert_smtp_from: str
     alert_smtp_to: tuple[str, ...]

@@ -49,6 +49,8 @@ class RagRecord:
     """16 hex digits; evaluation events are parented to it."""
     late: bool = False
     """Rebuilt after late spans: it replaces the stored record unless that was scored."""
+    repairs: tuple[str, ...] = ()
+    """What was changed to make the record storable (NUL removed, NaN score nulled, ...)."""
 
 
 @dataclass(frozen=True, slots=True)

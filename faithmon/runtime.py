@@ -21,6 +21,7 @@ from .ingest.detectors import Detector
 from .ingest.pipeline import Pipeline
 from .ingest.sampler import PolicySampler, SamplingPolicy
 from .ingest.scrub import PiiScrubber
+from .ingest.spool import Spool
 from .judge import OfflineJudge
 from .model import (
     AlertSink,
@@ -34,8 +35,7 @@ from .model import (
     SaveSamplingFn,
 )
 from .store import engine as store_engine
-from .store import repo
-from .store import sampling as store_sampling
+from .store import writes
 
 logger = logging.getLogger(__name__)
 
@@ -53,27 +53,34 @@ def open_store(settings: Settings, upgrade: bool = True) -> Iterator[sessionmake
 
 
 def make_save(sessions: sessionmaker[Session]) -> SaveFn:
+    """Saves records; a record the database refuses is stored as invalid, the rest saved."""
+    stats = writes.WriteStats()
+
     def save(records: Sequence[RagRecord]) -> None:
-        with sessions() as session, session.begin():
-            repo.save_records(session, records)
+        writes.save_records(sessions, records, stats)
 
     return save
 
 
 def make_save_feedback(sessions: sessionmaker[Session]) -> SaveFeedbackFn:
     def save(items: Sequence[Feedback]) -> None:
-        with sessions() as session, session.begin():
-            repo.save_feedback(session, items)
+        writes.save_feedback(sessions, items)
 
     return save
 
 
 def make_save_sampling(sessions: sessionmaker[Session]) -> SaveSamplingFn:
     def save(tallies: Sequence[SamplingTally], dropped: Sequence[DroppedTrace]) -> None:
-        with sessions() as session, session.begin():
-            store_sampling.save_sampling(session, tallies, dropped)
+        writes.save_sampling(sessions, tallies, dropped)
 
     return save
+
+
+def open_spool(settings: Settings) -> Spool | None:
+    """The receiver's durable spool, or None when FAITHMON_SPOOL_DIR is empty."""
+    if not settings.spool_dir:
+        return None
+    return Spool(settings.spool_dir, settings.spool_max_mb * 1024 * 1024)
 
 
 def scrub_key(settings: Settings) -> bytes:
@@ -153,6 +160,7 @@ def make_pipeline(
     quiet_seconds: float | None = None,
     save_feedback: SaveFeedbackFn | None = None,
     save_sampling: SaveSamplingFn | None = None,
+    spool: Spool | None = None,
 ) -> Pipeline:
     return Pipeline(
         save,
@@ -164,11 +172,15 @@ def make_pipeline(
         max_traces=settings.max_traces_in_flight,
         max_items=settings.max_spans_in_flight,
         max_bytes=settings.max_buffer_mb * 1024 * 1024,
+        spool=spool,
     )
 
 
 def store_pipeline(
-    settings: Settings, sessions: sessionmaker[Session], quiet_seconds: float | None = None
+    settings: Settings,
+    sessions: sessionmaker[Session],
+    quiet_seconds: float | None = None,
+    spool: Spool | None = None,
 ) -> Pipeline:
     """The ingest pipeline writing records, feedback and sampling counts to the store."""
     return make_pipeline(
@@ -177,23 +189,34 @@ def store_pipeline(
         quiet_seconds=quiet_seconds,
         save_feedback=make_save_feedback(sessions),
         save_sampling=make_save_sampling(sessions),
+        spool=spool,
     )
 
 
 def make_sinks(settings: Settings) -> list[AlertSink]:
-    """The log sink, plus every sink the settings name."""
+    """The log sink, plus every sink the settings name; a URL they may not use is refused."""
     from .alerts import LogSink
     from .sinks import AlertmanagerSink, EmailSink, SlackSink, WebhookSink
 
+    allow = settings.alert_allow_link_local
     sinks: list[AlertSink] = [LogSink()]
     if settings.alert_webhook_url:
         if not settings.alert_webhook_secret:
             raise ConfigError("FAITHMON_ALERT_WEBHOOK_URL needs FAITHMON_ALERT_WEBHOOK_SECRET")
-        sinks.append(WebhookSink(settings.alert_webhook_url, settings.alert_webhook_secret))
+        with _sink_url("FAITHMON_ALERT_WEBHOOK_URL"):
+            sinks.append(
+                WebhookSink(
+                    settings.alert_webhook_url,
+                    settings.alert_webhook_secret,
+                    allow_link_local=allow,
+                )
+            )
     if settings.alert_slack_url:
-        sinks.append(SlackSink(settings.alert_slack_url))
+        with _sink_url("FAITHMON_ALERT_SLACK_URL"):
+            sinks.append(SlackSink(settings.alert_slack_url, allow_link_local=allow))
     if settings.alert_alertmanager_url:
-        sinks.append(AlertmanagerSink(settings.alert_alertmanager_url))
+        with _sink_url("FAITHMON_ALERT_ALERTMANAGER_URL"):
+            sinks.append(AlertmanagerSink(settings.alert_alertmanager_url, allow_link_local=allow))
     if settings.alert_smtp_host:
         host, _, port = settings.alert_smtp_host.partition(":")
         if not settings.alert_smtp_to:
@@ -210,6 +233,21 @@ def make_sinks(settings: Settings) -> list[AlertSink]:
             )
         )
     return sinks
+
+
+@contextmanager
+def _sink_url(setting: str) -> Iterator[None]:
+    """A refused sink URL as one ConfigError line naming the setting (never the URL:
+    a Slack or webhook URL's path is a secret)."""
+    from .egress import RefusedAddress, RefusedDestination
+
+    try:
+        yield
+    except RefusedAddress as exc:
+        hint = "FAITHMON_ALERT_ALLOW_LINK_LOCAL=true allows it"
+        raise ConfigError(f"{setting}: {exc} ({hint})") from None
+    except RefusedDestination as exc:
+        raise ConfigError(f"{setting}: {exc}") from None
 
 
 def make_judge(settings: Settings, name: str | None = None) -> Judge:

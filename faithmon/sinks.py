@@ -6,6 +6,10 @@ never stops the others: ``alerts.deliver`` sees to that). Webhooks follow the
 Standard Webhooks scheme: ``webhook-id``, ``webhook-timestamp`` and
 ``webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">``; the id is
 the same for every attempt of one alert change, so receivers can drop repeats.
+
+Where the HTTP sinks may send is ``egress``'s job: each URL is checked when its
+sink is built, each connection's addresses when it opens, and a redirect is a
+failed delivery, never followed.
 """
 
 from __future__ import annotations
@@ -23,22 +27,34 @@ from collections.abc import Mapping, Sequence
 from email.message import EmailMessage
 from typing import Any
 
+from . import egress
 from .alerts import describe, to_json
 from .model import Alert, segment_key
 
 logger = logging.getLogger(__name__)
 
 
-def _post(url: str, body: bytes, headers: Mapping[str, str], attempts: int, backoff: float) -> None:
+def _post(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    attempts: int,
+    backoff: float,
+    allow_link_local: bool = False,
+) -> None:
+    opener = egress.opener(allow_link_local)
     for attempt in range(attempts):
         request = urllib.request.Request(
             url, data=body, method="POST", headers={"Content-Type": "application/json", **headers}
         )
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with opener.open(request, timeout=10) as response:
                 response.read()
                 return
         except urllib.error.HTTPError as error:
+            if 300 <= error.code < 400:
+                # Following it would send the alert to a host nobody checked.
+                raise ConnectionError(f"HTTP {error.code}: redirects are not followed") from None
             if error.code < 500 and error.code not in (408, 429):
                 raise
             cause = f"HTTP {error.code}"
@@ -70,10 +86,19 @@ def sign(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
 class WebhookSink:
     """POSTs each alert change as JSON, signed with HMAC-SHA256."""
 
-    def __init__(self, url: str, secret: str, attempts: int = 3, backoff: float = 0.5) -> None:
+    def __init__(
+        self,
+        url: str,
+        secret: str,
+        attempts: int = 3,
+        backoff: float = 0.5,
+        allow_link_local: bool = False,
+    ) -> None:
         if not secret:
             raise ValueError("a webhook sink needs a signing secret")
+        egress.check_url(url, allow_link_local)
         self.url, self._secret, self._attempts, self._backoff = url, secret, attempts, backoff
+        self._allow_link_local = allow_link_local
 
     def send(self, alert: Alert) -> None:
         body = json.dumps({"type": f"alert.{alert.state}", "alert": to_json(alert)}).encode()
@@ -84,14 +109,18 @@ class WebhookSink:
             "webhook-timestamp": str(timestamp),
             "webhook-signature": sign(self._secret, message_id, timestamp, body),
         }
-        _post(self.url, body, headers, self._attempts, self._backoff)
+        _post(self.url, body, headers, self._attempts, self._backoff, self._allow_link_local)
 
 
 class SlackSink:
     """Posts each alert change to a Slack incoming webhook."""
 
-    def __init__(self, url: str, attempts: int = 3, backoff: float = 0.5) -> None:
+    def __init__(
+        self, url: str, attempts: int = 3, backoff: float = 0.5, allow_link_local: bool = False
+    ) -> None:
+        egress.check_url(url, allow_link_local)
         self.url, self._attempts, self._backoff = url, attempts, backoff
+        self._allow_link_local = allow_link_local
 
     def send(self, alert: Alert) -> None:
         lines = [f"*{describe(alert)}*"]
@@ -99,15 +128,19 @@ class SlackSink:
             claims = "; ".join(example.get("unsupported_claims", []))
             lines.append(f"• trace `{example['trace_id']}`: {claims}")
         body = json.dumps({"text": "\n".join(lines)}).encode()
-        _post(self.url, body, {}, self._attempts, self._backoff)
+        _post(self.url, body, {}, self._attempts, self._backoff, self._allow_link_local)
 
 
 class AlertmanagerSink:
     """Sends alerts to Prometheus Alertmanager (``POST /api/v2/alerts``)."""
 
-    def __init__(self, url: str, attempts: int = 3, backoff: float = 0.5) -> None:
+    def __init__(
+        self, url: str, attempts: int = 3, backoff: float = 0.5, allow_link_local: bool = False
+    ) -> None:
+        egress.check_url(url, allow_link_local)
         self.url = url.rstrip("/") + "/api/v2/alerts"
         self._attempts, self._backoff = attempts, backoff
+        self._allow_link_local = allow_link_local
 
     def send(self, alert: Alert) -> None:
         labels: dict[str, str] = {
@@ -126,7 +159,8 @@ class AlertmanagerSink:
         }
         if alert.resolved_at is not None:
             item["endsAt"] = alert.resolved_at.isoformat()
-        _post(self.url, json.dumps([item]).encode(), {}, self._attempts, self._backoff)
+        body = json.dumps([item]).encode()
+        _post(self.url, body, {}, self._attempts, self._backoff, self._allow_link_local)
 
 
 class EmailSink:

@@ -54,6 +54,7 @@ def record_json(stored: StoredRecord, judge_name: str | None = None) -> dict[str
         "sample_reason": record.sample_reason,
         "keep_reason": record.keep,
         "incomplete_reason": record.incomplete,
+        "repairs": list(record.repairs),
         "convention": record.convention,
         "retrieved": [chunk_json(c) for c in record.retrieved],
         "generation": dict(record.generation),

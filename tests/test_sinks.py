@@ -1,4 +1,8 @@
-"""Alert sinks deliver to receivers on 127.0.0.1: signed webhook, Slack, Alertmanager."""
+"""Alert sinks deliver to receivers on 127.0.0.1: signed webhook, Slack, Alertmanager.
+
+They also refuse what would send alerts out by a side door: redirects, schemes
+other than http(s), link-local and cloud metadata addresses.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,24 @@ import hashlib
 import hmac
 import http.server
 import json
+import logging
+import re
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import pytest
+from click.testing import CliRunner
 
+from faithmon import runtime
 from faithmon.alerts import ListSink, deliver
+from faithmon.cli import main
+from faithmon.config import Settings
+from faithmon.egress import RefusedAddress
+from faithmon.errors import ConfigError
 from faithmon.model import Alert
 from faithmon.sinks import AlertmanagerSink, SlackSink, WebhookSink, sign
 
@@ -49,10 +63,12 @@ class Receiver:
     statuses: list[int] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
     url: str = ""
+    location: str = ""
+    """Sent as the Location header of a 3xx answer."""
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
+@contextmanager
+def serving() -> Iterator[Receiver]:
     state = Receiver()
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -60,7 +76,10 @@ def receiver() -> Iterator[Receiver]:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             headers = {k.lower(): v for k, v in self.headers.items()}
             state.received.append(Received(self.path, headers, body))
-            self.send_response(state.statuses.pop(0) if state.statuses else 200)
+            status = state.statuses.pop(0) if state.statuses else 200
+            self.send_response(status)
+            if 300 <= status < 400 and state.location:
+                self.send_header("Location", state.location)
             self.send_header("Content-Length", "0")
             self.end_headers()
 
@@ -71,9 +90,24 @@ def receiver() -> Iterator[Receiver]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    yield state
-    server.shutdown()
-    server.server_close()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with serving() as state:
+        yield state
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[Receiver]:
+    """A second receiver, on another loopback port, that a redirect points to."""
+    with serving() as state:
+        yield state
 
 
 def test_webhook_is_signed_and_retried_with_one_id(receiver: Receiver) -> None:
@@ -156,3 +190,162 @@ def test_email_reaches_a_real_smtp_server() -> None:
     assert "model=m2" in message["Subject"]  # type: ignore[index]
     body = message.get_payload()  # type: ignore[attr-defined]
     assert "It arrives tomorrow." in body and "current_rate: 0.4" in body
+
+
+Sender = Callable[[str], object]
+SENDERS: dict[str, Sender] = {
+    "webhook": lambda url: WebhookSink(url, SECRET, backoff=0.01).send(ALERT),
+    "slack": lambda url: SlackSink(url, backoff=0.01).send(ALERT),
+    "alertmanager": lambda url: AlertmanagerSink(url, backoff=0.01).send(ALERT),
+}
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+@pytest.mark.parametrize("kind", sorted(SENDERS))
+def test_a_redirect_is_a_failure_and_not_followed(
+    receiver: Receiver, elsewhere: Receiver, kind: str, status: int
+) -> None:
+    """A 3xx to another loopback port fails the delivery at once; nothing reaches it."""
+    receiver.statuses = [status, status, status]
+    receiver.location = elsewhere.url + "/stolen"
+
+    with pytest.raises(ConnectionError, match=f"HTTP {status}: redirects are not followed"):
+        SENDERS[kind](receiver.url)
+
+    assert len(receiver.received) == 1  # not retried either: the answer will not change
+    assert elsewhere.received == []
+
+
+def test_deliver_counts_a_redirect_as_a_failed_sink(
+    receiver: Receiver, elsewhere: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    """deliver() logs the redirected sink as failed and goes on to the next sink."""
+    receiver.statuses = [302]
+    receiver.location = elsewhere.url
+    kept = ListSink()
+
+    with caplog.at_level(logging.ERROR, logger="faithmon.alerts"):
+        deliver([SlackSink(receiver.url), kept], [ALERT])
+
+    assert "alert sink SlackSink failed" in caplog.text
+    assert elsewhere.received == [] and kept.alerts == [ALERT]
+
+
+def settings(**environ: str) -> Settings:
+    return Settings.from_env({"FAITHMON_DATABASE_URL": "sqlite://", **environ})
+
+
+BAD_URLS = {
+    "ftp://alerts.example/hook": "scheme 'ftp'; only http and https URLs are allowed",
+    "file:///etc/passwd": "scheme 'file'; only http and https URLs are allowed",
+    "alerts.example/hook": "no scheme; only http and https URLs are allowed",
+    "http:///hook": "the URL has no host",
+    "http://[::1/hook": "not a URL (Invalid IPv6 URL)",
+    "http://alerts.example:99999/": "not a URL (Port out of range 0-65535)",
+    "http://alerts.example/a b": "the URL contains spaces or control characters",
+    "http://169.254.169.254@alerts.example/": "user names and passwords in the URL",
+    "http://169.254.169.254/latest/meta-data/": "169.254.169.254 is a cloud metadata address",
+    "http://[fd00:ec2::254]/": "fd00:ec2::254 is a cloud metadata address",
+    "http://100.100.100.200/": "100.100.100.200 is a cloud metadata address",
+    "http://metadata.google.internal/computeMetadata/v1/": "is a cloud metadata host",
+    "http://169.254.10.20:9093": "169.254.10.20 is a link-local address",
+    "http://[fe80::1]:9093": "fe80::1 is a link-local address",
+}
+
+
+@pytest.mark.parametrize("setting", ["SLACK", "WEBHOOK", "ALERTMANAGER"])
+@pytest.mark.parametrize("url", sorted(BAD_URLS))
+def test_a_bad_sink_url_is_one_config_error_naming_the_setting(url: str, setting: str) -> None:
+    """Building the sinks refuses the URL with the setting's name and the problem."""
+    name = f"FAITHMON_ALERT_{setting}_URL"
+    with pytest.raises(ConfigError) as caught:
+        runtime.make_sinks(settings(**{name: url, "FAITHMON_ALERT_WEBHOOK_SECRET": SECRET}))
+
+    message = str(caught.value)
+    assert message.startswith(f"{name}: ") and BAD_URLS[url] in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "ftp://alerts.example/secret-path-token",
+        "https:///secret-path-token",
+        "https://[fe80::2]/T000/B000/secret-path-token",
+    ],
+)
+def test_the_worker_does_not_start_on_a_bad_sink_url(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`faithmon worker` stops with one line naming the setting, and never the URL's path."""
+    monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite://")
+    monkeypatch.setenv("FAITHMON_ALERT_SLACK_URL", url)
+
+    result = CliRunner().invoke(main, ["worker", "--once"])
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("Error: FAITHMON_ALERT_SLACK_URL: ")
+    assert "meta-data" not in line and "secret-path-token" not in line
+
+
+def test_link_local_is_allowed_when_asked() -> None:
+    """FAITHMON_ALERT_ALLOW_LINK_LOCAL=true lets a link-local or metadata URL through."""
+    sinks = runtime.make_sinks(
+        settings(
+            FAITHMON_ALERT_SLACK_URL="http://169.254.169.254/hook",
+            FAITHMON_ALERT_ALERTMANAGER_URL="http://[fe80::1]:9093",
+            FAITHMON_ALERT_ALLOW_LINK_LOCAL="true",
+        )
+    )
+    assert [type(s).__name__ for s in sinks] == ["LogSink", "SlackSink", "AlertmanagerSink"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9093",
+        "http://localhost:9093",
+        "http://10.0.0.5:9093",
+        "http://192.168.1.10:9093",
+        "http://alertmanager.monitoring.svc.cluster.local:9093",
+        "https://hooks.slack.com/services/T000/B000/XXXX",
+    ],
+)
+def test_loopback_private_and_cluster_urls_stay_allowed(url: str) -> None:
+    """Alertmanager usually lives inside the cluster: internal addresses are fine."""
+    sinks = runtime.make_sinks(settings(FAITHMON_ALERT_ALERTMANAGER_URL=url))
+    assert [type(s).__name__ for s in sinks] == ["LogSink", "AlertmanagerSink"]
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Names mapped to the address the resolver gives for them; other names resolve as usual."""
+    answers: dict[str, str] = {}
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: str, port: object, *args: object, **kwargs: object) -> object:
+        return real(answers.get(host, host), port, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answers
+
+
+def test_a_name_resolving_to_a_metadata_address_is_refused_at_send(
+    dns: dict[str, str], receiver: Receiver
+) -> None:
+    """A name that passed at start but resolves to 169.254.169.254 when sending is refused."""
+    dns["alerts.example"] = "127.0.0.1"
+    port = receiver.url.rsplit(":", 1)[1]
+    sink = SlackSink(f"http://alerts.example:{port}/hook", backoff=0.01)
+    sink.send(ALERT)  # resolves to loopback: delivered
+    assert len(receiver.received) == 1
+
+    dns["alerts.example"] = "169.254.169.254"  # the record changes under us
+    with pytest.raises(
+        RefusedAddress, match=re.escape("alerts.example resolves to 169.254.169.254")
+    ):
+        sink.send(ALERT)
+    assert len(receiver.received) == 1

@@ -3,9 +3,16 @@
     submit(spans) → assembler → extract → sampler → scrubber → save(records)
                                 └→ feedback spans → scrub → save_feedback(items)
 
-``save`` is a plain callable (the CLI hands in the store's writer). When it
-fails, the records wait in a bounded backlog and are retried on the next tick;
-while the backlog is not empty the pipeline reports itself saturated, so the
+``save`` is a plain callable (the CLI hands in the store's writer). Records are
+made storable (``storable.py``) before it sees them; it raises only when the
+store itself fails (a record the database refuses is the store's to isolate).
+Then the records wait in a bounded backlog and are retried on the next tick.
+
+With a spool (``spool.py``) every accepted export is on disk before ``submit``
+returns, and a trace's entries are settled once its record is stored or it was
+decided not to store it; the receiver keeps accepting while the database is
+down, until the spool or the backlog is full. Without one (the in-process
+processor), a failing store makes the pipeline report itself saturated, so the
 receiver answers 503 and exporters hold their spans instead of losing them.
 """
 
@@ -14,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -35,6 +42,8 @@ from ..model import (
 from .assemble import Assembled, TraceAssembler
 from .extract import extract, extract_feedback
 from .spans import TraceItem
+from .spool import Spool, encode
+from .storable import storable, storable_feedback, storable_labels
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +64,7 @@ class Pipeline:
         save_sampling: SaveSamplingFn | None = None,
         max_bytes: int = 512 * 1024 * 1024,
         save_batch: int = 500,
+        spool: Spool | None = None,
     ) -> None:
         self._save = save
         self._save_feedback = save_feedback
@@ -73,6 +83,9 @@ class Pipeline:
         self._max_bytes = max_bytes
         self._max_traces = max_traces
         self._save_batch = save_batch
+        self._spool = spool
+        # trace id → spool segment → entries of the trace in it, until the trace settles
+        self._open: dict[str, Counter[int]] = {}
         self._save_sampling = save_sampling
         self._tallies: Counter[tuple[datetime, str, str]] = Counter()
         self._segments: dict[str, Mapping[str, str]] = {}
@@ -99,8 +112,18 @@ class Pipeline:
 
     @property
     def saturated(self) -> bool:
-        """True while draining, while the store is failing, or near a buffer bound."""
-        return bool(self.draining or self._backlog or self._feedback_backlog or self._full())
+        """True while draining or near a buffer bound; without a spool, also while the
+        store is failing."""
+        if self.draining or self._full():
+            return True
+        if self._spool is None:
+            return bool(self._backlog or self._feedback_backlog)
+        return len(self._backlog) >= self._max_backlog
+
+    @property
+    def store_failing(self) -> bool:
+        """Records or feedback wait because the last save failed."""
+        return bool(self._backlog or self._feedback_backlog)
 
     def drain(self) -> int:
         """Refuse new spans from now on (503) and save everything buffered."""
@@ -116,14 +139,59 @@ class Pipeline:
         """
         if self.draining:
             raise SaturatedError("faithmon is shutting down")
-        if self._backlog or self._feedback_backlog:
+        if self._spool is None and (self._backlog or self._feedback_backlog):
+            raise SaturatedError(f"{len(self._backlog)} records wait for the store")
+        if len(self._backlog) >= self._max_backlog:
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         with self._lock:
             full = self._full(len(items))
             if full is not None:
                 raise SaturatedError(full)
+        segment = 0
+        traces = {item.trace_id for item in items}
+        if self._spool is not None and items:
+            segment = self._spool.append(encode(items), len(traces))
+        with self._lock:
             self._assembler.add(items)
+            if self._spool is not None:
+                self._hold(traces, segment)
             self.stats["spans"] += len(items)
+
+    def _hold(self, traces: Iterable[str], segment: int) -> None:
+        for trace_id in traces:
+            self._open.setdefault(trace_id, Counter())[segment] += 1
+
+    def _settle(self, trace_ids: Iterable[str]) -> None:
+        if self._spool is None:
+            return
+        counts: Counter[int] = Counter()
+        with self._lock:
+            for trace_id in trace_ids:
+                counts.update(self._open.pop(trace_id, Counter()))
+        if counts:
+            self._spool.settle(dict(counts))
+
+    def recover(self) -> int:
+        """Replay what an earlier process left in the spool; returns the spans replayed.
+
+        Called before the receiver starts; records already stored are kept as they
+        are (trace ids are unique), so replaying twice adds nothing.
+        """
+        if self._spool is None:
+            return 0
+        replayed = 0
+        for segment, items in self._spool.recovered():
+            traces = {item.trace_id for item in items}
+            self._spool.hold(segment, len(traces))
+            with self._lock:
+                self._assembler.add(items)
+                self._hold(traces, segment)
+            replayed += len(items)
+            if self._full() is not None:
+                self.flush_all()
+        if replayed:
+            logger.info("faithmon: replayed %d spans from the spool", replayed)
+        return replayed
 
     def tick(self) -> int:
         """Build and save the records of complete traces; returns records saved."""
@@ -157,14 +225,13 @@ class Pipeline:
             self.stats["late_rebuilt"] += 1
             record = replace(record, late=True)
         decision = self._sampler.keep(record)
-        self._tally(record, decision)
+        segment = self._segment_of(record, decision)
+        self._tally(record, decision.reason, segment)
         if not decision.keep:
             self.stats[decision.reason] += 1
             if decision.reason != "sampled_out":  # sampled_out is recomputed from the id
                 self._dropped.append(
-                    DroppedTrace(
-                        record.trace_id, decision.reason, decision.segment, record.started_at
-                    )
+                    DroppedTrace(record.trace_id, decision.reason, segment, record.started_at)
                 )
             return None
         try:
@@ -179,13 +246,28 @@ class Pipeline:
             )
             self.stats["scrub_failed"] += 1
             return None
-        return replace(scrubbed, sample_reason=decision.reason)
+        fixed = storable(replace(scrubbed, sample_reason=decision.reason))
+        if fixed.repairs:
+            self.stats["repaired"] += 1
+        return fixed
 
-    def _tally(self, record: RagRecord, decision: Decision) -> None:
-        key = segment_key(decision.segment)
-        self._segments.setdefault(key, dict(decision.segment))
+    def _segment_of(self, record: RagRecord, decision: Decision) -> dict[str, str]:
+        """The decision's segment as stored: scrubbed like the record's labels."""
+        if not decision.segment:
+            return {}
+        scrub_labels = getattr(self._scrubber, "scrub_labels", None)
+        if scrub_labels is not None:
+            return storable_labels(scrub_labels(decision.segment))
+        # Any other scrubber: scrub a record that carries nothing but the labels.
+        bare = replace(record, question="", answer="", chunks=(), retrieved=(), generation={})
+        labels = self._scrubber(replace(bare, labels=dict(decision.segment))).labels
+        return storable_labels(labels)
+
+    def _tally(self, record: RagRecord, reason: str, segment: Mapping[str, str]) -> None:
+        key = segment_key(segment)
+        self._segments.setdefault(key, dict(segment))
         hour = record.started_at.replace(minute=0, second=0, microsecond=0)
-        self._tallies[(hour, key, decision.reason)] += 1
+        self._tallies[(hour, key, reason)] += 1
 
     def _save_sampling_stats(self) -> None:
         if self._save_sampling is None or not (self._tallies or self._dropped):
@@ -214,7 +296,7 @@ class Pipeline:
                     self.stats["feedback_dropped"] += 1
                     continue
                 item = replace(item, value=scrub_text(item.value))
-            kept.append(item)
+            kept.append(storable_feedback(item))
         return kept
 
     def _save_feedback_items(self, items: list[Feedback]) -> None:
@@ -236,6 +318,7 @@ class Pipeline:
     def _process(self, traces: list[Assembled]) -> int:
         records = []
         feedback: list[Feedback] = []
+        decided: list[str] = []  # traces that leave nothing to store: settled at once
         for assembled in traces:
             size = len(assembled.items)
             try:
@@ -255,11 +338,15 @@ class Pipeline:
                     type(exc).__name__,
                 )
                 self.stats["malformed"] += 1
+                decided.append(assembled.items[0].trace_id)
                 continue
             if record is not None:
                 records.append(record)
+            else:
+                decided.append(assembled.items[0].trace_id)
         self._save_feedback_items(feedback)
         self._save_sampling_stats()
+        self._settle(decided)
         pending = list(self._backlog) + records
         if not pending:
             return 0
@@ -278,6 +365,7 @@ class Pipeline:
             )
             return 0
         self._backlog.clear()
+        self._settle(r.trace_id for r in pending)
         self.stats["records"] += len(pending)
         return len(pending)
 

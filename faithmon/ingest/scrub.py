@@ -3,9 +3,10 @@
 Each detected value becomes ``<KIND_xxxxxxxx>``: HMAC-SHA256 under the scrub key
 over the value's normalised form (see ``detectors``), so the same value gets
 the same placeholder wherever it appears in a record (question, chunks, answer,
-labels, metadata, settings) and different values get different ones. A judge
-can then still tell "the answer repeats the chunk's account number" from "it
-gives another one".
+labels, metadata, settings; keys as well as values, since a key such as
+``"jane.doe@example.com"`` is as private as a value) and different values get
+different ones. A judge can then still tell "the answer repeats the chunk's
+account number" from "it gives another one".
 
 Scope decides whether placeholders also match *across* records, which makes
 records linkable: ``record`` (the default) keys each record apart, ``tenant``
@@ -98,14 +99,32 @@ class PiiScrubber:
         out.append(text[cursor:])
         return "".join(out)
 
+    def _mapping_key(self, key: Any, scope_id: str) -> Any:
+        return self.scrub_text(key, scope_id) if isinstance(key, str) else key
+
     def _value(self, value: Any, scope_id: str) -> Any:
         if isinstance(value, str):
             return self.scrub_text(value, scope_id)
         if isinstance(value, Mapping):
-            return {k: self._value(v, scope_id) for k, v in value.items()}
+            # Two keys collide only if they hold the same PII (say, in two letter
+            # cases); the later value then wins, which loses data but leaks none.
+            return {
+                self._mapping_key(k, scope_id): self._value(v, scope_id) for k, v in value.items()
+            }
         if isinstance(value, list | tuple):
             return [self._value(v, scope_id) for v in value]
         return value
+
+    def scrub_labels(self, labels: Mapping[str, str], scope_id: str = "") -> dict[str, str]:
+        """Labels with PII in their keys or values replaced, as records' labels are.
+
+        ``scope_id`` is :meth:`scope_of` the record they belong to, so the result
+        matches that record's scrubbed labels exactly. Left empty, pseudonyms are the
+        ``global`` scope's: stable across records, as a count per segment needs.
+        """
+        return {
+            self._mapping_key(k, scope_id): self.scrub_text(v, scope_id) for k, v in labels.items()
+        }
 
     def _chunks(self, chunks: tuple[Chunk, ...], scope_id: str) -> tuple[Chunk, ...]:
         return tuple(
@@ -133,7 +152,7 @@ class PiiScrubber:
             answer=self.scrub_text(record.answer, scope_id),
             chunks=self._chunks(record.chunks, scope_id),
             retrieved=self._chunks(record.retrieved, scope_id),
-            labels={k: self.scrub_text(v, scope_id) for k, v in record.labels.items()},
+            labels=self.scrub_labels(record.labels, scope_id),
             generation=self._value(dict(record.generation), scope_id),
             keep=self.scrub_text(record.keep, scope_id) if record.keep else record.keep,
         )

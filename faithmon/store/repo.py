@@ -82,6 +82,7 @@ def _record_row(record: RagRecord, now: datetime) -> dict[str, Any]:
         "incomplete_reason": record.incomplete,
         "convention": record.convention or None,
         "root_span_id": record.root_span_id or None,
+        "repairs": list(record.repairs) or None,
     }
 
 
@@ -146,6 +147,7 @@ def _to_record(row: RecordRow) -> RagRecord:
         incomplete=row.incomplete_reason,
         convention=row.convention or "",
         root_span_id=row.root_span_id or "",
+        repairs=tuple(row.repairs or ()),
     )
 
 

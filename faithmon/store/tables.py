@@ -77,6 +77,7 @@ class RecordRow(Base):
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     root_span_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    repairs: Mapped[list[str] | None] = mapped_column(JSONType, nullable=True)
 
     __table_args__ = (Index("ix_records_status_id", "status", "id"),)
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,10 +14,11 @@ from tests.e2e.helpers import faithmon, free_port, wait_until_healthy
 
 
 @pytest.fixture
-def env(database_url: str) -> dict[str, str]:
+def env(database_url: str, tmp_path: Path) -> dict[str, str]:
     return {
         **os.environ,
         "FAITHMON_DATABASE_URL": database_url,
+        "FAITHMON_SPOOL_DIR": str(tmp_path / "spool"),
         "FAITHMON_SCRUB_KEY": "e2e-test-key-0123456789",
         "FAITHMON_ASSEMBLY_QUIET_SECONDS": "0.2",
         "FAITHMON_DRIFT_DIMENSIONS": "route,model",

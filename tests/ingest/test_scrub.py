@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -196,3 +197,74 @@ def test_short_key_is_refused() -> None:
     """A key shorter than 16 bytes raises ValueError."""
     with pytest.raises(ValueError, match="16 bytes"):
         PiiScrubber(b"too-short")
+
+
+def test_metadata_keys_are_scrubbed_like_values(scrubber: PiiScrubber) -> None:
+    """A key holding PII, at any depth, gets the pseudonym its value would get."""
+    record = replace(
+        make_record(
+            answer="Ask jane.doe@example.com.",
+            chunks=("Owners are listed in the metadata.",),
+            metadata={
+                "jane.doe@example.com": "owner",
+                "reviewers": {"+44 20 7946 0958": {"ops@northwind.example": True}},
+                "pages": [{"Jane.Doe@Example.com": 3, 7: "an int key stays"}],
+                "page": 3,
+            },
+        ),
+        generation={"temperature": 0.2, "user:jane.doe@example.com": {"seed": 1}},
+    )
+
+    scrubbed = scrubber(record)
+
+    [placeholder] = EMAIL.findall(scrubbed.answer)
+    metadata = scrubbed.chunks[0].metadata
+    assert metadata[placeholder] == "owner"
+    assert metadata["pages"] == [{placeholder: 3, 7: "an int key stays"}]
+    assert metadata["page"] == 3
+    [(phone, inner)] = metadata["reviewers"].items()
+    assert PHONE.fullmatch(phone)
+    assert [EMAIL.fullmatch(key) is not None for key in inner] == [True]
+    assert scrubbed.generation == {"temperature": 0.2, f"user:{placeholder}": {"seed": 1}}
+    everything = [*texts(scrubbed), *texts(dict(scrubbed.generation))]
+    for raw in ("jane.doe@example.com", "ops@northwind.example", "7946"):
+        assert not any(raw in text.lower() for text in everything), raw
+
+
+def test_label_keys_are_scrubbed(scrubber: PiiScrubber) -> None:
+    """A label whose name holds PII is renamed to its pseudonym; other names stay."""
+    record = make_record(
+        question="Is owner@acme.example here?",
+        labels={"tenant": "acme", "owner@acme.example": "yes"},
+    )
+
+    scrubbed = scrubber(record)
+
+    [placeholder] = EMAIL.findall(scrubbed.question)
+    assert scrubbed.labels == {"tenant": "acme", placeholder: "yes"}
+
+
+def test_scrub_labels_matches_the_records_labels(scrubber: PiiScrubber) -> None:
+    """scrub_labels with a record's scope gives exactly the labels the record is stored with."""
+    labels = {"service": "support", "tenant": "jane.doe@example.com", "+44 20 7946 0958": "x"}
+    record = make_record(labels=labels)
+
+    scrubbed = scrubber.scrub_labels(labels, scrubber.scope_of(record))
+
+    assert scrubbed == dict(scrubber(record).labels)
+    assert scrubbed["service"] == "support" and EMAIL.fullmatch(scrubbed["tenant"])
+    assert not any("jane" in text or "7946" in text for text in texts(scrubbed))
+
+
+@pytest.mark.parametrize("scope", ["record", "tenant", "global"])
+def test_scrub_labels_without_a_scope_is_stable_across_records(scope: str) -> None:
+    """Left without a scope id, label pseudonyms are the global scope's: equal for equal
+    labels whatever record they came with, so counts per segment add up."""
+    scrubber = PiiScrubber(KEY, scope=scope)  # type: ignore[arg-type]
+    labels = {"route": "owner@acme.example", "owner@acme.example": "1"}
+
+    first, second = scrubber.scrub_labels(labels), scrubber.scrub_labels(dict(labels))
+
+    assert first == second
+    assert first == dict(PiiScrubber(KEY, scope="global")(make_record(labels=labels)).labels)
+    assert "owner@acme.example" not in str(first)

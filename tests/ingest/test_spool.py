@@ -1,0 +1,210 @@
+"""The durable spool: acknowledged spans are on disk, replayed after a crash, then deleted."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from faithmon.errors import ConfigError, SaturatedError, StoreUnavailable
+from faithmon.ingest.pipeline import Pipeline
+from faithmon.ingest.sampler import KeepAll
+from faithmon.ingest.scrub import identity
+from faithmon.ingest.spans import IngestEvent, IngestLog, IngestSpan
+from faithmon.ingest.spool import Spool, decode, encode
+from faithmon.model import RagRecord
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+
+
+def spans(trace_id: str, question: str = "Where is order A17?") -> list[IngestSpan]:
+    """A root span with its question and answer, and a retrieval child with one chunk."""
+    root = IngestSpan(
+        trace_id,
+        "b7ad6b7169203331",
+        None,
+        "rag.request",
+        1_000,
+        9_000,
+        {"openinference.span.kind": "CHAIN", "input.value": question, "output.value": "Shipped."},
+        {"service.name": "support-bot"},
+    )
+    child = IngestSpan(
+        trace_id,
+        "c7ad6b7169203331",
+        "b7ad6b7169203331",
+        "rag.retrieve",
+        2_000,
+        3_000,
+        {
+            "openinference.span.kind": "RETRIEVER",
+            "retrieval.documents.0.document.content": "Order A17 shipped on Monday.",
+            "retrieval.documents.0.document.score": 0.5,
+        },
+    )
+    return [root, child]
+
+
+class Store:
+    """Records by trace id (stored idempotently, as the real store does); ``down`` fails saves."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, RagRecord] = {}
+        self.saves = 0
+        self.down = False
+
+    def __call__(self, records: Sequence[RagRecord]) -> None:
+        if self.down:
+            raise StoreUnavailable("OperationalError")
+        self.saves += 1
+        for record in records:
+            self.records.setdefault(record.trace_id, record)
+
+
+def pipeline(store: Store, spool: Spool) -> Pipeline:
+    return Pipeline(store, sampler=KeepAll(), scrubber=identity, spool=spool, quiet_seconds=0)
+
+
+def crash(spool: Spool) -> None:
+    """What SIGKILL leaves: files closed by the kernel, nothing deleted, the lock released."""
+    spool._current.file.close()
+    spool._lock_file.close()
+
+
+def trace_id(n: int) -> str:
+    return f"{n:032x}"
+
+
+def test_encode_and_decode_keep_every_field() -> None:
+    """Spans, events and log records read back from the spool as they were written."""
+    span = IngestSpan(
+        TRACE,
+        "b7ad6b7169203331",
+        None,
+        "rag.request",
+        1,
+        2,
+        {"a": [1, 2.5, "x\ud800"], "n": math.inf, "kv": {"k": None}},
+        {"service.name": "s"},
+        error=True,
+        dropped_attributes=3,
+        events=(IngestEvent("db.query.result", 5, {"id": "d1"}),),
+        dropped_events=1,
+        trace_state="ot=th:8",
+    )
+    log = IngestLog(TRACE, None, "gen_ai.choice", 7, {"message": "hi"}, {"x": 1})
+    assert decode(encode([span, log])) == [span, log]
+
+
+def test_a_crashed_receiver_replays_what_it_acknowledged(tmp_path: Path) -> None:
+    """Spans appended but never stored are replayed at the next start, once."""
+    first = Spool(tmp_path, max_bytes=10 << 20)
+    store = Store()
+    receiver = pipeline(store, first)
+    for n in range(5):
+        receiver.submit(spans(trace_id(n)))
+    crash(first)
+
+    again = Spool(tmp_path, max_bytes=10 << 20)
+    restarted = pipeline(store, again)
+    assert restarted.recover() == 10
+    restarted.flush_all()
+    assert sorted(store.records) == [trace_id(n) for n in range(5)]
+    assert store.records[trace_id(0)].question == "Where is order A17?"
+    again.close()
+
+    # Everything stored: a third start has nothing to replay.
+    third = Spool(tmp_path, max_bytes=10 << 20)
+    assert pipeline(store, third).recover() == 0
+    third.close()
+
+
+def test_stored_traces_leave_no_segment_behind(tmp_path: Path) -> None:
+    """Once every trace of a segment is stored, the segment file is deleted."""
+    spool = Spool(tmp_path, max_bytes=10 << 20, segment_bytes=2_000)
+    store = Store()
+    receiver = pipeline(store, spool)
+    for n in range(40):
+        receiver.submit(spans(trace_id(n)))
+    assert len(list(tmp_path.glob("*.spool"))) > 3
+    receiver.flush_all()
+    assert len(store.records) == 40
+    assert len(list(tmp_path.glob("*.spool"))) == 1  # the current segment, still open
+    spool.close()
+    assert list(tmp_path.glob("*.spool")) == []
+
+
+def test_the_receiver_accepts_while_the_database_is_down(tmp_path: Path) -> None:
+    """A failing store does not make the receiver refuse: spans go to the spool, then the store."""
+    spool = Spool(tmp_path, max_bytes=10 << 20)
+    store = Store()
+    store.down = True
+    receiver = pipeline(store, spool)
+    for n in range(20):
+        receiver.submit(spans(trace_id(n)))
+        receiver.tick()
+    assert store.records == {}
+    assert receiver.store_failing and not receiver.saturated
+    store.down = False
+    receiver.tick()
+    assert len(store.records) == 20
+    assert not receiver.store_failing
+    spool.close()
+
+
+def test_a_full_spool_answers_saturated(tmp_path: Path) -> None:
+    """Past its bound the spool refuses, and the pipeline buffers nothing of the refused export."""
+    spool = Spool(tmp_path, max_bytes=2_000)
+    store = Store()
+    store.down = True
+    receiver = pipeline(store, spool)
+    with pytest.raises(SaturatedError, match="spool is full"):
+        for n in range(50):
+            receiver.submit(spans(trace_id(n)))
+    accepted = receiver.stats["spans"]
+    assert 0 < accepted < 100
+    store.down = False
+    receiver.flush_all()
+    assert len(store.records) == accepted // 2
+    spool.close()
+
+
+def test_a_torn_or_corrupt_entry_is_skipped(tmp_path: Path) -> None:
+    """A crash mid-write leaves a torn tail; a flipped byte fails the checksum; the rest replays."""
+    spool = Spool(tmp_path, max_bytes=10 << 20)
+    receiver = pipeline(Store(), spool)
+    for n in range(3):
+        receiver.submit(spans(trace_id(n)))
+    crash(spool)
+    [segment] = tmp_path.glob("*.spool")
+    data = bytearray(segment.read_bytes())
+    entry = len(data) // 3
+    data[entry + 20] ^= 0xFF  # inside the second entry's payload
+    segment.write_bytes(bytes(data) + data[:30])  # and a torn copy of the first header
+
+    store = Store()
+    again = Spool(tmp_path, max_bytes=10 << 20)
+    replaying = pipeline(store, again)
+    replaying.recover()
+    replaying.flush_all()
+    assert sorted(store.records) == [trace_id(0), trace_id(2)]
+    assert again.skipped == 2
+    again.close()
+
+
+def test_one_folder_serves_one_receiver(tmp_path: Path) -> None:
+    """A second receiver on the same spool folder is refused with one line."""
+    spool = Spool(tmp_path, max_bytes=1 << 20)
+    with pytest.raises(ConfigError, match="in use by another receiver"):
+        Spool(tmp_path, max_bytes=1 << 20)
+    spool.close()
+    Spool(tmp_path, max_bytes=1 << 20).close()
+
+
+def test_a_spool_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    """A path under a file names the setting and the cause."""
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match="FAITHMON_SPOOL_DIR: cannot use"):
+        Spool(tmp_path / "file" / "spool", max_bytes=1 << 20)
