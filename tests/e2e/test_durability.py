@@ -1,0 +1,277 @@
+"""Durability on PostgreSQL with real processes: poison values, a database outage, SIGKILL.
+
+A 200 from the receiver means the trace is on disk: it is stored whatever its
+values, whether the database was down when it arrived, and whether the receiver
+was killed before it could save it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from sqlalchemy import func, make_url, select
+
+import faithmon_instrumentation as fm
+from faithmon.store import engine as store_engine
+from faithmon.store.tables import RecordRow
+from tests.e2e.helpers import faithmon, free_port, wait_until_healthy
+from tests.e2e.proxy import CuttableProxy
+
+pytestmark = pytest.mark.postgres
+ANSWER = "Order A17 shipped on 3 March."
+
+
+@pytest.fixture
+def base_env(postgres_url: str, tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "FAITHMON_DATABASE_URL": postgres_url,
+        "FAITHMON_SCRUB_KEY": "durability-test-key-0123456789",
+        "FAITHMON_ASSEMBLY_QUIET_SECONDS": "0.2",
+        "FAITHMON_SPOOL_DIR": str(tmp_path / "spool"),
+    }
+
+
+def start(env: dict[str, str]) -> tuple[str, subprocess.Popen[str]]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "faithmon", "serve", "--port", str(port), "--grpc-port", "0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_until_healthy(url, process)
+    return url, process
+
+
+@pytest.fixture
+def servers() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def stored(database_url: str) -> tuple[int, int]:
+    """(rows, distinct trace ids) in the records table."""
+    engine = store_engine.make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(select(func.count()).select_from(RecordRow)).scalar_one()
+            distinct = connection.execute(
+                select(func.count(func.distinct(RecordRow.trace_id)))
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    return rows, distinct
+
+
+def wait_for(condition: Callable[[], bool], deadline_s: float = 60, what: str = "") -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what or condition}")
+
+
+class Traces:
+    """OTLP protobuf bodies of one OpenInference RAG trace each, built by the real SDK."""
+
+    def __init__(self) -> None:
+        self._memory = InMemorySpanExporter()
+        self._provider = TracerProvider(resource=Resource({"service.name": "durability"}))
+        self._provider.add_span_processor(SimpleSpanProcessor(self._memory))
+        self._tracer = self._provider.get_tracer("durability")
+        self._lock = threading.Lock()
+
+    def body(self, n: int) -> tuple[str, bytes]:
+        with self._lock:
+            self._memory.clear()
+            root_attributes = {
+                "openinference.span.kind": "CHAIN",
+                "input.value": f"Where is order A{n}?",
+                "output.value": ANSWER,
+            }
+            with self._tracer.start_as_current_span("rag.request", attributes=root_attributes) as r:
+                retrieval = {
+                    "openinference.span.kind": "RETRIEVER",
+                    "retrieval.documents.0.document.content": ANSWER,
+                }
+                with self._tracer.start_as_current_span("rag.retrieve", attributes=retrieval):
+                    pass
+            trace_id = format(r.get_span_context().trace_id, "032x")
+            return trace_id, encode_spans(self._memory.get_finished_spans()).SerializeToString()
+
+
+def post(url: str, body: bytes) -> int:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        connection.request("POST", "/v1/traces", body, {"Content-Type": "application/x-protobuf"})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def healthz(url: str) -> int:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_poison_values_never_stop_ingest(
+    base_env: dict[str, str], postgres_url: str, servers: list[subprocess.Popen[str]]
+) -> None:
+    """NUL in text and labels, NaN and infinite scores, an over-long keep reason: each trace
+    is stored with its repairs listed, and the traces after it are stored too."""
+    faithmon(base_env, "db", "upgrade")
+    url, process = start(base_env)
+    servers.append(process)
+    fm.setup(endpoint=url, service_name="poison-app")
+    try:
+        with fm.rag_span("Where\x00 is order A17?", route="bill\x00ing") as rag:
+            rag.record_retrieval([{"text": ANSWER, "score": math.nan, "id": "kb\x00-1"}])
+            rag.record_answer(ANSWER + "\x00", model="m1")
+        with fm.rag_span("Where is order A18?", route="billing") as rag:
+            rag.record_retrieval([{"text": ANSWER, "score": math.inf}, {"text": "x", "score": 1}])
+            rag.keep("k" * 5000)
+            rag.record_answer(ANSWER, model="m1")
+        for n in range(5):
+            with fm.rag_span(f"Where is order B{n}?", route="billing") as rag:
+                rag.record_retrieval([{"text": ANSWER, "score": 0.5}])
+                rag.record_answer(ANSWER, model="m1")
+        assert fm.flush()
+    finally:
+        fm.shutdown()
+    wait_for(lambda: stored(postgres_url)[0] == 7, what="7 stored records")
+    assert healthz(url) == 200
+    engine = store_engine.make_engine(postgres_url)
+    with engine.connect() as connection:
+        rows = connection.execute(
+            select(RecordRow.question, RecordRow.status, RecordRow.repairs, RecordRow.labels)
+        ).all()
+    engine.dispose()
+    assert {row.status for row in rows} == {"pending"}
+    repaired = [row for row in rows if row.repairs]
+    assert len(repaired) == 2
+    assert any(row.question == "Where is order A17?" for row in rows)
+    assert all("\x00" not in str(row) for row in rows)
+
+
+def test_a_database_outage_loses_nothing_the_shim_sent(
+    base_env: dict[str, str], postgres_url: str, servers: list[subprocess.Popen[str]]
+) -> None:
+    """Through the shim's own exporter: the database goes away for seconds mid-traffic,
+    the receiver keeps acknowledging into its spool, and every trace is stored after."""
+    faithmon(base_env, "db", "upgrade")
+    target = make_url(postgres_url)
+    with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
+        env = {
+            **base_env,
+            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
+                hide_password=False
+            ),
+        }
+        url, process = start(env)
+        servers.append(process)
+        fm.setup(endpoint=url, service_name="outage-app")
+        sent = 0
+        healthy_during_outage = []
+        try:
+            for phase in ("before", "outage", "after"):
+                if phase == "outage":
+                    proxy.cut()
+                if phase == "after":
+                    proxy.restore()
+                for _ in range(100):
+                    with fm.rag_span(f"Where is order C{sent}?", route="billing") as rag:
+                        rag.record_retrieval([{"text": ANSWER, "score": 0.5}])
+                        rag.record_answer(ANSWER, model="m1")
+                    sent += 1
+                    time.sleep(0.02)  # 50 traces/s, the app's pace, not a wait
+                if phase == "outage":
+                    assert fm.flush()
+                    healthy_during_outage.append(healthz(url))
+            assert fm.flush()
+        finally:
+            fm.shutdown()
+        wait_for(lambda: stored(postgres_url)[0] >= sent, what=f"{sent} stored records")
+    assert stored(postgres_url) == (sent, sent)
+    assert healthy_during_outage == [200]
+    process.send_signal(signal.SIGTERM)
+    _, log = process.communicate(timeout=60)
+    assert "failed (StoreUnavailable); will retry" in log, "the outage reached the receiver"
+
+
+def test_sigkill_loses_no_acknowledged_trace_and_stores_none_twice(
+    base_env: dict[str, str], postgres_url: str, servers: list[subprocess.Popen[str]]
+) -> None:
+    """Two clients post as fast as they can; the receiver is killed with SIGKILL; the
+    restarted receiver replays its spool: every acknowledged trace is stored, once."""
+    faithmon(base_env, "db", "upgrade")
+    url, process = start(base_env)
+    servers.append(process)
+    traces = Traces()
+    acknowledged: set[str] = set()
+    lock = threading.Lock()
+    stop = threading.Event()
+    counter = iter(range(10**9))
+
+    def client() -> None:
+        while not stop.is_set():
+            trace_id, body = traces.body(next(counter))
+            try:
+                status = post(url, body)
+            except OSError:
+                continue  # killed mid-request: not acknowledged
+            if status == 200:
+                with lock:
+                    acknowledged.add(trace_id)
+
+    clients = [threading.Thread(target=client) for _ in range(2)]
+    for thread in clients:
+        thread.start()
+    wait_for(lambda: len(acknowledged) >= 300, what="300 acknowledged traces")
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    stop.set()
+    for thread in clients:
+        thread.join(timeout=30)
+    before_restart = stored(postgres_url)[0]
+
+    _, restarted = start(base_env)
+    servers.append(restarted)
+    wait_for(lambda: stored(postgres_url)[0] >= len(acknowledged), what="replayed records")
+    rows, distinct = stored(postgres_url)
+    assert rows == distinct
+    assert before_restart < len(acknowledged), "the kill came before everything was saved"
+    engine = store_engine.make_engine(postgres_url)
+    with engine.connect() as connection:
+        ids = set(connection.execute(select(RecordRow.trace_id)).scalars())
+    engine.dispose()
+    assert acknowledged <= ids
