@@ -3,6 +3,7 @@
 FaithmonError
 ├── ConfigError        a setting has a value faithmon cannot use
 ├── DecodeError        an OTLP body that cannot be decoded (the receiver answers 400)
+├── RecordGone         a record was deleted while a worker was judging it
 ├── SaturatedError     the ingest queue is full (the receiver answers 503)
 └── StoreUnavailable   the database cannot be reached (the receiver answers 503)
 """
@@ -18,6 +19,14 @@ class ConfigError(FaithmonError):
 
 class DecodeError(FaithmonError):
     """An OTLP request body that cannot be decoded."""
+
+
+class RecordGone(FaithmonError):
+    """A record was deleted (by hand, or by retention) while a worker was judging it."""
+
+    def __init__(self, record_id: int) -> None:
+        super().__init__(f"record {record_id} no longer exists")
+        self.record_id = record_id
 
 
 class SaturatedError(FaithmonError):

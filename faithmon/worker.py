@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from . import drift, sentinels
 from .alerts import Policy as AlertPolicy
 from .alerts import deliver, reconcile, to_tell
+from .errors import RecordGone
 from .model import Alert, AlertSink, Judge, Judgement, Outcome, RagRecord, Signal
 from .store import metrics as store_metrics
 from .store import repo, work
@@ -166,15 +167,7 @@ def score_pending(
             outcomes = [(rid, judgement) for (rid, _), judgement in done]
             records = {rid: record for (rid, record), _ in done}
             saved = _settle(
-                sessions,
-                judge,
-                outcomes,
-                history,
-                retry,
-                sinks,
-                now(),
-                {rid: r.labels for rid, r in records.items()},
-                metric_dimensions,
+                sessions, judge, outcomes, history, retry, sinks, now(), records, metric_dimensions
             )
             settled += len(saved)
             if on_evaluation is not None:
@@ -198,7 +191,7 @@ def _settle(
     retry: RetryPolicy,
     sinks: Sequence[AlertSink],
     now: datetime,
-    labels: Mapping[int, Mapping[str, str]],
+    records: Mapping[int, RagRecord],
     dimensions: Sequence[str],
 ) -> list[tuple[int, Judgement]]:
     saved: list[tuple[int, Judgement]] = []
@@ -231,10 +224,23 @@ def _settle(
                     judgement.error or "retryable judge error",
                 )
                 continue
-            if repo.save_evaluation(session, record_id, judgement):
-                store_metrics.count_evaluation(
-                    session, labels.get(record_id, {}), dimensions, judgement
+            record = records.get(record_id)
+            try:
+                inserted = work.settle(session, record_id, judgement)
+            except RecordGone:
+                # Deleted under the lease (by hand, or by retention after another
+                # worker took over the expired lease and scored it): there is nothing
+                # to attach the judgement to, but the rest of the batch is settled.
+                logger.warning(
+                    "faithmon: record %d (trace %s) was deleted while being judged; "
+                    "its judgement is dropped",
+                    record_id,
+                    record.trace_id if record is not None else "?",
                 )
+                continue
+            if inserted:
+                labels = record.labels if record is not None else {}
+                store_metrics.count_evaluation(session, labels, dimensions, judgement)
             saved.append((record_id, judgement))
         if blocking is not None:
             new_alerts = _block(session, judge.name, blocking, now)

@@ -22,8 +22,9 @@ from faithmon.store import sampling as store_sampling
 from faithmon.store import sentinels as store_sentinels
 from faithmon.store import thresholds as store_thresholds
 from faithmon.worker import check_drift, run_sentinels, score_pending
+from tests.timing import days_ago
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
+T0 = days_ago(2)  # midnight, so the first records share an hour
 CONTEXT = "Order A17 shipped on 3 March by courier."
 BAD = CONTEXT + " It arrives tomorrow by drone."
 JUDGE = OfflineJudge()

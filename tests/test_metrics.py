@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import urllib.request
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
@@ -14,9 +14,10 @@ from faithmon.model import Chunk, RagRecord
 from faithmon.store import repo
 from faithmon.worker import score_pending
 from tests.servers import serve_in_thread
+from tests.timing import days_ago
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
+T0 = days_ago(1)
 
 
 def record(n: int, answer: str, route: str) -> RagRecord:

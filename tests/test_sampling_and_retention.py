@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon import runtime
@@ -15,12 +16,14 @@ from faithmon.cli import main
 from faithmon.config import Settings
 from faithmon.ingest.spans import IngestSpan
 from faithmon.judge import OfflineJudge
-from faithmon.model import Chunk, RagRecord
+from faithmon.model import Chunk, DroppedTrace, RagRecord, SamplingTally
 from faithmon.store import repo
 from faithmon.store import sampling as store_sampling
+from faithmon.store.tables import RecordRow
 from faithmon.worker import apply_retention, score_pending
+from tests.timing import days_ago
 
-T0 = datetime(2026, 11, 1, 9, tzinfo=UTC)
+T0 = days_ago(1, hour=9)  # on the hour, so an hourly tally's hour equals it
 
 
 def test_pipeline_counts_every_decision_and_stores_drops(
@@ -107,6 +110,60 @@ def test_retention_deletes_old_records_and_keeps_aggregates(
         for d in daily
     } == {(day, "{}", 4, 4, 2), (day, '{"route": "billing"}', 4, 4, 2)}
     assert apply_retention(sessions, 0, ("route",), "j", now=lambda: T0) == 0
+
+
+def _trace(n: int) -> str:
+    return f"{n + 1:032x}"
+
+
+def test_retention_keeps_leased_and_pending_records(sessions: sessionmaker[Session]) -> None:
+    """Past the cutoff a scored record goes; a leased or a pending one stays for its worker."""
+    with sessions.begin() as session:
+        repo.save_records(session, [old_record(n, 40, "billing") for n in range(2)])
+    score_pending(sessions, OfflineJudge())
+    with sessions.begin() as session:
+        repo.save_records(session, [old_record(n, 40, "billing") for n in range(2, 5)])
+        leased = repo.claim_pending(session, "worker-a", limit=2, lease_seconds=300)
+    assert [record.trace_id for _, record in leased] == [_trace(2), _trace(3)]
+    with sessions.begin() as session:
+        # Held by a worker whatever its status says: that worker may still settle it.
+        session.execute(
+            update(RecordRow)
+            .where(RecordRow.trace_id == _trace(1))
+            .values(lease_owner="worker-b", lease_expires=T0 - timedelta(days=1))
+        )
+
+    assert apply_retention(sessions, 30, ("route",), OfflineJudge().name, now=lambda: T0) == 1
+
+    with sessions() as session:
+        left = {row.trace_id: row.status for row in session.scalars(select(RecordRow))}
+        daily = store_sampling.segment_daily(session)
+    assert left == {
+        _trace(1): "scored",
+        _trace(2): "pending",
+        _trace(3): "pending",
+        _trace(4): "pending",
+    }
+    assert {d["records"] for d in daily} == {1}
+
+
+def test_retention_deletes_old_sampling_counts_and_drops(sessions: sessionmaker[Session]) -> None:
+    """Hourly tallies and dropped traces past the cutoff go; recent ones stay."""
+    old, recent = T0 - timedelta(days=40), T0 - timedelta(days=1)
+    with sessions.begin() as session:
+        store_sampling.save_sampling(
+            session,
+            [SamplingTally(at, {"route": "billing"}, "filtered", 3) for at in (old, recent)],
+            [DroppedTrace(_trace(n), "filtered", {}, at) for n, at in enumerate((old, recent))],
+        )
+    # No record is old enough: the tallies and drops still go.
+    assert apply_retention(sessions, 30, ("route",), OfflineJudge().name, now=lambda: T0) == 0
+    with sessions() as session:
+        counts = store_sampling.sampling_counts(session)
+        gone = store_sampling.decision_for(session, _trace(0))
+        kept = store_sampling.decision_for(session, _trace(1))
+    assert [c.hour for c in counts] == [recent]
+    assert gone is None and kept is not None and kept[0] == "dropped"
 
 
 def test_generated_key_is_written_once_with_private_mode(tmp_path: Path) -> None:

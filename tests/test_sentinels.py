@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from faithmon.model import Chunk, Claim, Judgement, RagRecord
 from faithmon.store import repo
 from faithmon.store import sentinels as store_sentinels
 from faithmon.worker import check_drift, run_sentinels, score_pending
+from tests.timing import days_ago
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
 
@@ -107,7 +108,8 @@ def test_drifting_judge_is_distrusted_and_alerts_are_held_back(
     assert window is not None and window[1] is None
 
     # Production traffic that would fire a drift alert is held back meanwhile.
-    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+    # Recent: this drift run is on the real clock.
+    t0 = days_ago(1)
     bad = CONTEXT + " It arrives tomorrow."
     records = [
         RagRecord(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import http.server
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -19,6 +19,7 @@ from faithmon.model import Chunk, RagRecord
 from faithmon.store import repo
 from faithmon.telemetry import EvaluationTelemetry
 from faithmon.worker import score_pending
+from tests.timing import days_ago
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
 
@@ -63,7 +64,7 @@ def test_each_evaluation_is_an_event_on_its_trace_and_a_metric(
             answer=CONTEXT if n else CONTEXT + " It arrives tomorrow.",
             chunks=(Chunk(0, CONTEXT),),
             labels={"route": "shipping"},
-            started_at=datetime(2026, 11, 1, tzinfo=UTC) + timedelta(seconds=n),
+            started_at=days_ago(1) + timedelta(seconds=n),
             root_span_id=f"{n + 100:016x}",
         )
         for n in range(3)

@@ -6,11 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
+import pytest
+from sqlalchemy import delete
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon import drift, runtime
@@ -19,9 +20,12 @@ from faithmon.config import Settings
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Judgement, RagRecord
 from faithmon.store import repo
-from faithmon.worker import check_drift, score_pending
+from faithmon.store.tables import RecordRow
+from faithmon.worker import RetryPolicy, _settle, check_drift, score_pending
+from tests.timing import days_ago, wait_for
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
+# Relative to today: a fixed date ages past the scheduled worker's retention window.
+T0 = days_ago(1)
 CONTEXT = "Order A17 shipped on 3 March by courier."
 
 
@@ -123,14 +127,13 @@ def test_scheduled_worker_scores_and_stops_on_sigterm(tmp_path: Path) -> None:
         [sys.executable, "-m", "faithmon", "worker"], env=env, stderr=subprocess.PIPE, text=True
     )
     try:
-        deadline = time.monotonic() + 60
-        scored = 0
-        while time.monotonic() < deadline and scored < 3 and process.poll() is None:
+
+        def all_scored() -> bool:
+            assert process.poll() is None, "the worker exited early"
             with runtime.open_store(settings, upgrade=False) as sessions, sessions() as session:
-                scored = repo.counts_by_status(session).get("scored", 0)
-            if scored < 3:
-                time.sleep(0.1)
-        assert scored == 3
+                return repo.counts_by_status(session) == {"scored": 3}
+
+        wait_for(all_scored, 60, "the worker to score 3 records", 0.1)
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=30)
         assert process.returncode == 0, stderr
@@ -139,3 +142,66 @@ def test_scheduled_worker_scores_and_stops_on_sigterm(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def _delete_record(sessions: sessionmaker[Session], trace_id: str) -> None:
+    with sessions.begin() as session:
+        session.execute(delete(RecordRow).where(RecordRow.trace_id == trace_id))
+
+
+def test_settle_stores_the_rest_when_a_record_was_deleted(
+    sessions: sessionmaker[Session], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A record deleted under its lease is logged once; the rest of the batch is stored."""
+    with sessions.begin() as session:
+        repo.save_records(session, [record(n, CONTEXT) for n in range(3)])
+        claimed = repo.claim_pending(session, "worker-a", limit=3, lease_seconds=300)
+    gone_id, gone = claimed[1]
+    _delete_record(sessions, gone.trace_id)
+    judge = OfflineJudge()
+    outcomes = [
+        (rid, judge.judge(r.question, [c.text for c in r.chunks], r.answer)) for rid, r in claimed
+    ]
+
+    saved = _settle(sessions, judge, outcomes, {}, RetryPolicy(), (), T0, dict(claimed), ("route",))
+
+    assert [rid for rid, _ in saved] == [claimed[0][0], claimed[2][0]]
+    with sessions() as session:
+        stored = repo.list_records(session)
+    assert {s.record.trace_id: s.status for s in stored} == {
+        claimed[0][1].trace_id: "scored",
+        claimed[2][1].trace_id: "scored",
+    }
+    assert all(len(s.evaluations) == 1 for s in stored)
+    [warning] = [r for r in caplog.records if "deleted while being judged" in r.getMessage()]
+    assert str(gone_id) in warning.getMessage() and gone.trace_id in warning.getMessage()
+    assert gone.question not in warning.getMessage() and CONTEXT not in warning.getMessage()
+
+
+class DeletingJudge:
+    """The offline judge, but the record whose answer is ``answer`` is deleted mid-call."""
+
+    def __init__(self, sessions: sessionmaker[Session], trace_id: str, answer: str) -> None:
+        self.inner = OfflineJudge()
+        self.name = self.inner.name
+        self.sessions, self.trace_id, self.answer = sessions, trace_id, answer
+
+    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
+        if answer == self.answer:
+            _delete_record(self.sessions, self.trace_id)
+        return self.inner.judge(question, chunks, answer)
+
+
+def test_score_pending_goes_on_after_a_record_vanishes(sessions: sessionmaker[Session]) -> None:
+    """The worker keeps scoring after a record it holds is deleted mid-call."""
+    records = [record(n, f"{CONTEXT} ({n})") for n in range(4)]
+    with sessions.begin() as session:
+        repo.save_records(session, records)
+    judge = DeletingJudge(sessions, records[1].trace_id, records[1].answer)
+    assert score_pending(sessions, judge, batch=4, concurrency=2) == 3
+    with sessions() as session:
+        stored = repo.list_records(session)
+    assert sorted(s.record.trace_id for s in stored) == sorted(
+        r.trace_id for n, r in enumerate(records) if n != 1
+    )
+    assert {s.status for s in stored} == {"scored"}

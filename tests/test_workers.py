@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -24,9 +23,11 @@ from faithmon.store.tables import EvaluationRow, RecordRow
 from faithmon.worker import run_sentinels, score_pending
 from tests.judge_server import SupportingJudge
 from tests.servers import serve_in_thread
+from tests.timing import days_ago, wait_for
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
+# Relative to today: the worker processes run retention on the real clock.
+T0 = days_ago(1)
 
 
 def records(count: int) -> list[RagRecord]:
@@ -153,14 +154,14 @@ def test_a_worker_killed_mid_batch_loses_nothing(
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while evaluation_counts(sessions)[0] < 30 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: evaluation_counts(sessions)[0] >= 30, 60, "30 evaluations", 0.05)
     victim.send_signal(signal.SIGKILL)
     victim.communicate(timeout=30)
     done_before = evaluation_counts(sessions)[0]
     assert 30 <= done_before < 200
-    while evaluation_counts(sessions)[0] < 200 and time.monotonic() < deadline + 60:
+
+    def another_worker_finished() -> bool:
+        # Until the killed worker's leases expire (2 s) a run leaves its records alone.
         subprocess.run(
             [sys.executable, "-m", "faithmon", "worker", "--once"],
             env=env,
@@ -168,8 +169,9 @@ def test_a_worker_killed_mid_batch_loses_nothing(
             timeout=120,
             check=True,
         )
-        if evaluation_counts(sessions)[0] < 200:
-            time.sleep(0.5)  # the killed worker's leases expire after 2 s
+        return evaluation_counts(sessions)[0] >= 200
+
+    wait_for(another_worker_finished, 120, "another worker to finish the queue", 0.5)
     assert evaluation_counts(sessions) == (200, 200, 0)
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ..model import DroppedTrace, SamplingTally, segment_key
-from .repo import insert_for
+from .repo import PENDING, insert_for
 from .tables import (
     DroppedTraceRow,
     EvaluationRow,
@@ -85,19 +85,36 @@ def apply_retention(
     """Roll records older than ``cutoff`` up into daily segment aggregates, then delete
     them with their evaluations, claims and feedback. Returns records deleted.
 
-    Sampling counts, drift baselines and alerts are kept: they hold no content.
+    A record still waiting for the judge (pending) or held by a worker (leased) is
+    kept whatever its age: it has not been judged yet, and a worker holding it would
+    lose the judge call it already paid for.
+    Sampling counts and dropped traces older than ``cutoff`` go too; drift baselines
+    and alerts are kept (they hold no content and stay small).
     """
-    rows = session.execute(
-        select(
-            RecordRow.id,
-            RecordRow.trace_id,
-            RecordRow.started_at,
-            RecordRow.labels,
-            RecordRow.status,
-        ).where(RecordRow.started_at < cutoff)
-    ).all()
+    # Written first on purpose: on SQLite the first write takes the database's write
+    # lock, so no one can lease or rescore a record between the select below and
+    # the deletes.
+    session.execute(delete(DroppedTraceRow).where(DroppedTraceRow.at < cutoff))
+    session.execute(delete(SamplingCountRow).where(SamplingCountRow.hour < cutoff))
+    query = select(
+        RecordRow.id,
+        RecordRow.trace_id,
+        RecordRow.started_at,
+        RecordRow.labels,
+        RecordRow.status,
+    ).where(
+        RecordRow.started_at < cutoff,
+        RecordRow.status != PENDING,
+        # Any owner, even past its lease: that worker may still settle the record.
+        RecordRow.lease_owner.is_(None),
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        # Locked until commit, so a concurrent settle or rescore cannot change a row
+        # between the roll-up and the delete; rows another transaction holds wait
+        # for the next run.
+        query = query.with_for_update(skip_locked=True)
+    rows = session.execute(query).all()
     if not rows:
-        session.execute(delete(DroppedTraceRow).where(DroppedTraceRow.at < cutoff))
         return 0
     ids = [row.id for row in rows]
     evaluations = {
@@ -154,7 +171,6 @@ def apply_retention(
         session.execute(delete(EvaluationRow).where(EvaluationRow.record_id.in_(batch)))
         session.execute(delete(FeedbackRow).where(FeedbackRow.trace_id.in_(traces)))
         session.execute(delete(RecordRow).where(RecordRow.id.in_(batch)))
-    session.execute(delete(DroppedTraceRow).where(DroppedTraceRow.at < cutoff))
     return len(ids)
 
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..model import Usage
-from .repo import PENDING, insert_for
+from ..errors import RecordGone
+from ..model import Judgement, Usage
+from .repo import PENDING, insert_for, save_evaluation
 from .tables import EvaluationRow, JudgeBlockRow, JudgeUsageRow, RecordRow
 
 
@@ -31,6 +33,32 @@ def defer(
             lease_expires=None,
         )
     )
+
+
+def _savepoint(session: Session) -> AbstractContextManager[object]:
+    # PostgreSQL aborts the whole transaction on a failed statement, so the insert
+    # runs in a savepoint. SQLite undoes only the failed statement, and pysqlite
+    # would commit the outer transaction when an outermost savepoint is released.
+    if session.get_bind().dialect.name == "postgresql":
+        return session.begin_nested()
+    return nullcontext()
+
+
+def settle(session: Session, record_id: int, judgement: Judgement) -> bool:
+    """Store a leased record's judgement (see ``repo.save_evaluation``); True if new.
+
+    Raises ``RecordGone`` when the record was deleted under the lease, leaving the
+    session usable, so the rest of a batch can still be settled.
+    """
+    try:
+        with _savepoint(session):
+            return save_evaluation(session, record_id, judgement)
+    except IntegrityError:
+        # The evaluation's foreign key is the only constraint the insert can break;
+        # anything else is not ours to swallow.
+        if session.scalar(select(RecordRow.id).where(RecordRow.id == record_id)) is not None:
+            raise
+        raise RecordGone(record_id) from None
 
 
 def release(session: Session, record_ids: Sequence[int]) -> None:

@@ -47,12 +47,12 @@ from faithmon.store.tables import EvaluationRow, RecordRow
 from faithmon.worker import DriftRun, check_drift, score_pending
 from tests.judge_server import SupportingJudge
 from tests.servers import serve_in_thread
+from tests.timing import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = 5_000
 TRACES_PER_BODY = 25
 DRIFT_FROM = 2_500  # from this trace on, one route's answers go bad
-NOW = datetime(2030, 1, 1, tzinfo=UTC)  # one clock for both drift runs, so alerts compare
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
 
@@ -278,9 +278,10 @@ class DriftState:
     alerts: list[dict[str, Any]]
 
 
-def drift_state(settings: Settings, sessions: sessionmaker[Session]) -> DriftState:
+def drift_state(settings: Settings, sessions: sessionmaker[Session], now: datetime) -> DriftState:
+    """Drift at ``now``: both runs are given one clock, so their alerts compare."""
     judge = runtime.make_judge(settings)
-    result = check_drift(sessions, judge.name, runtime.drift_config(settings), now=lambda: NOW)
+    result = check_drift(sessions, judge.name, runtime.drift_config(settings), now=lambda: now)
     with sessions() as session:
         baselines = repo.load_baselines(session, judge.name)
         alerts = [to_json(a) for a in repo.list_alerts(session, include_resolved=True)]
@@ -292,7 +293,7 @@ def drift_state(settings: Settings, sessions: sessionmaker[Session]) -> DriftSta
     return DriftState(baselines, result, alerts)
 
 
-def single_process_run(settings: Settings, bodies: Sequence[bytes]) -> DriftState:
+def single_process_run(settings: Settings, bodies: Sequence[bytes], now: datetime) -> DriftState:
     """The same traffic through one in-process pipeline, scorer and drift run."""
     with runtime.open_store(settings) as sessions:
         pipeline = runtime.store_pipeline(settings, sessions)
@@ -303,15 +304,7 @@ def single_process_run(settings: Settings, bodies: Sequence[bytes]) -> DriftStat
         pipeline.flush_all()
         score_pending(sessions, runtime.make_judge(settings), batch=500)
         assert tally(sessions) == Tally(TRACES, TRACES, TRACES, TRACES, 0, 0)
-        return drift_state(settings, sessions)
-
-
-def wait_for(condition: Any, timeout: float, what: str, interval: float = 0.2) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
+        return drift_state(settings, sessions, now)
 
 
 def log_tail(log_dir: Path) -> str:
@@ -359,9 +352,13 @@ def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
         # meanwhile, sees refused connections and retries; the other receiver's load goes on.
         wait_for(senders[0].paused.is_set, 60, "a third of the load")
         restart: list[int | None] = []
+        old = fleet.receiver_members[0].process
+        assert old is not None
         restarter = threading.Thread(target=lambda: restart.append(fleet.restart_receiver(0)))
         restarter.start()
-        time.sleep(0.2)
+        # Resumed once the old process is gone and before the new one is healthy, so
+        # the sender meets the restart rather than racing it.
+        wait_for(lambda: old.poll() is not None, 60, "receiver 0 to stop", 0.01)
         senders[0].resume.set()
         restarter.join(timeout=90)
         assert restart and restart[0] in (0, -15), f"receiver 0 exited with {restart}"
@@ -416,12 +413,15 @@ def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
 
     # Drift over the fleet's database equals drift from one process over the same traffic.
     settings = Settings.from_env(env)
-    fleet_drift = drift_state(settings, sessions)
+    # The traces were made during this test with real timestamps: drift runs just after.
+    now = datetime.now(UTC)
+    fleet_drift = drift_state(settings, sessions, now)
     # The reference is the single-process topology: one pipeline and one scorer on
     # SQLite, fed the same bodies in the order they were made.
     reference = single_process_run(
         Settings.from_env({**env, "FAITHMON_DATABASE_URL": f"sqlite:///{tmp_path}/one.db"}),
         traffic.all_bodies,
+        now,
     )
     assert fleet_drift.run.baseline_ready and fleet_drift.baselines
     assert any(a["state"] == "firing" for a in fleet_drift.alerts), fleet_drift.alerts
@@ -453,12 +453,13 @@ def test_sigterm_receiver_saves_every_buffered_trace_before_it_exits(
     fleet = launch.Fleet(receivers=1, workers=0, base_port=free_ports(1), env=env)
     fleet.start()
     try:
+        # Every trace's quiet period runs from its spans' arrival, after ``posted``:
+        # whatever is stored before ``posted + 30`` was stored by the drain.
+        posted = time.monotonic()
         post_all(fleet.urls[0], traffic.bodies[0])
-        time.sleep(0.5)
-        assert tally(sessions).records == 0  # all of it still buffered
-        started = time.monotonic()
+        assert tally(sessions).records == 0  # accepted (200), and buffered
         status = fleet.stop_receiver(0)
-        assert time.monotonic() - started < 30
+        assert time.monotonic() - posted < 30, "the quiet period ran out: this proves nothing"
     finally:
         fleet.stop()
     assert status in (0, -15)
@@ -467,6 +468,19 @@ def test_sigterm_receiver_saves_every_buffered_trace_before_it_exits(
     with sessions() as session:
         assert set(session.scalars(select(RecordRow.trace_id))) == set(traffic.trace_ids)
         assert repo.counts_by_status(session) == {"pending": 200}
+
+
+def waiting_on_a_lock(engine: Engine) -> bool:
+    """Some session of this database waits for a lock (the receiver's drain, here)."""
+    # A new connection each time: pg_stat_activity is a snapshot per transaction.
+    with engine.connect() as connection:
+        waiting = connection.scalar(
+            text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+        )
+    return bool(waiting)
 
 
 @pytest.mark.postgres
@@ -488,7 +502,7 @@ def test_sigterm_receiver_answers_503_while_it_drains(
         with pg_engine.connect() as blocker:
             blocker.execute(text("LOCK TABLE records IN EXCLUSIVE MODE"))
             process.terminate()
-            time.sleep(1.0)  # the receiver is now stuck saving its buffer
+            wait_for(lambda: waiting_on_a_lock(pg_engine), 30, "the drain to block on the lock")
             assert process.poll() is None, "the receiver exited without saving"
             for path in ("/healthz", "/v1/traces"):
                 data = traffic.bodies[0][0] if path == "/v1/traces" else None

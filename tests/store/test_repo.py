@@ -13,8 +13,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from faithmon.model import Alert, Chunk, Claim, Judgement, RagRecord
 from faithmon.store import repo
 from faithmon.store.tables import Base, RecordRow
+from tests.timing import days_ago
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+T0 = days_ago(1, hour=12)
 
 
 def make_record(n: int, chunks: int = 1, **labels: str) -> RagRecord:
