@@ -86,6 +86,7 @@ class Pipeline:
         self._spool = spool
         # trace id → spool segment → entries of the trace in it, until the trace settles
         self._open: dict[str, Counter[int]] = {}
+        self._decided: list[str] = []
         self._save_sampling = save_sampling
         self._tallies: Counter[tuple[datetime, str, str]] = Counter()
         self._segments: dict[str, Mapping[str, str]] = {}
@@ -346,7 +347,12 @@ class Pipeline:
                 decided.append(assembled.items[0].trace_id)
         self._save_feedback_items(feedback)
         self._save_sampling_stats()
-        self._settle(decided)
+        # Feedback waiting for the store keeps its traces in the spool until it is saved.
+        if self._spool is not None:
+            self._decided.extend(decided)
+        if self._decided and not self._feedback_backlog:
+            self._settle(self._decided)
+            self._decided = []
         pending = list(self._backlog) + records
         if not pending:
             return 0
