@@ -16,7 +16,10 @@ module alone decides how they combine. Precedence, in one place:
 - **Labels**: ``service`` from the resource; the model of the generation;
   retriever/reranker names and versions; faithmon's own ``faithmon.label.*``.
 - **Evidence**: a problem with the chosen chunks (dropped attributes or
-  events, unparseable JSON, failed checks) makes the record incomplete.
+  events, unreadable chunk JSON or keys, a chunk without text, failed checks)
+  makes the record incomplete; so does a faithmon request span that counted
+  more retrieval, rerank or context spans (or chunks) than arrived, since a
+  lost export would otherwise look like a request without retrieval.
 
 A trace with neither question nor answer is not a RAG request (None).
 """
@@ -78,6 +81,33 @@ def _evidence(
     return (facts[ranked[-1].span_id] if ranked else None), last_retrieval
 
 
+def _missing(
+    root: IngestSpan | None,
+    root_facts: Facts | None,
+    spans: Sequence[IngestSpan],
+    facts: Mapping[str, Facts],
+) -> str | None:
+    """Which of the request span's counted children did not arrive, or None."""
+    if root is None or root_facts is None or root_facts.convention != "faithmon":
+        return None
+    children = [
+        facts[s.span_id]
+        for s in spans
+        if s.parent_span_id == root.span_id and facts[s.span_id].convention == "faithmon"
+    ]
+    for role, expected in root_facts.expected.items():
+        got = sum(f.role == role for f in children)
+        if got < expected:
+            return f"{role} span missing: expected {expected}, got {got}"
+    if root_facts.expected_chunks is not None:
+        got = sum(
+            len(f.documents or ()) for f in children if f.role in ("retrieval", "rerank", "context")
+        )
+        if got < root_facts.expected_chunks:
+            return f"chunks missing: expected {root_facts.expected_chunks}, got {got}"
+    return None
+
+
 def extract(items: Sequence[TraceItem]) -> RagRecord | None:
     """Build the trace's RAG record, or None when the trace is not a RAG request."""
     logs = [i for i in items if isinstance(i, IngestLog)]
@@ -133,6 +163,7 @@ def extract(items: Sequence[TraceItem]) -> RagRecord | None:
             labels.update(source.labels)
 
     problem = judged.problem if judged is not None else None
+    problem = problem or _missing(root, root_facts, spans, facts)
     if problem is None and root is not None and root.dropped_attributes:
         problem = f"request span dropped {root.dropped_attributes} attributes"
     chunks = judged.documents or () if judged is not None else ()

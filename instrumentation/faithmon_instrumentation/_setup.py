@@ -4,6 +4,8 @@ faithmon keeps its own provider rather than replacing the app's global one: an
 app's provider may carry attribute limits that would cut chunk text, and
 replacing a provider an app already configured would silently reroute its spans.
 Parent/child links still cross providers, because they ride on the context.
+
+Export (queue, retry window, dropped-span warnings) lives in ``_export.py``.
 """
 
 from __future__ import annotations
@@ -13,27 +15,18 @@ import threading
 from collections.abc import Sequence
 
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from ._export import export_processor
 
 logger = logging.getLogger(__name__)
 
-TRACES_PATH = "/v1/traces"
 # Room for 1,000 chunks at four keys each; chunk text is never truncated.
 MAX_SPAN_ATTRIBUTES = 4096
 
 _lock = threading.Lock()
 _provider: TracerProvider | None = None
-
-
-def traces_url(endpoint: str) -> str:
-    """Accept a base URL (``http://host:4318``) or a full ``.../v1/traces`` URL."""
-    endpoint = endpoint.rstrip("/")
-    return endpoint if endpoint.endswith(TRACES_PATH) else endpoint + TRACES_PATH
-
-
 _owned = False
 
 
@@ -54,9 +47,7 @@ def configure(
             for processor in processors:
                 tracer_provider.add_span_processor(processor)
             if export and endpoint:
-                tracer_provider.add_span_processor(
-                    BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(endpoint)))
-                )
+                tracer_provider.add_span_processor(export_processor(endpoint))
             _provider, _owned = tracer_provider, False
             _tracers.clear()
             return tracer_provider
@@ -72,9 +63,7 @@ def configure(
         for processor in processors:
             provider.add_span_processor(processor)
         if export:
-            # Without an endpoint the exporter reads the OTEL_EXPORTER_OTLP_* variables.
-            exporter = OTLPSpanExporter(endpoint=traces_url(endpoint) if endpoint else None)
-            provider.add_span_processor(BatchSpanProcessor(exporter))
+            provider.add_span_processor(export_processor(endpoint))
         _provider, _owned = provider, True
         _tracers.clear()
         return provider

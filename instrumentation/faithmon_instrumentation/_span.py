@@ -42,6 +42,9 @@ class RagSpan:
     def __init__(self, span: Span, question: str) -> None:
         self._span = span
         self._question = question
+        # (role, chunk count) per documents span emitted; list.append is atomic,
+        # so a RagSpan shared across threads still counts every span.
+        self._emitted: list[tuple[str, int]] = []
 
     @property
     def span(self) -> Span:
@@ -161,8 +164,20 @@ class RagSpan:
             attributes[attr.FAITHMON_ROLE] = role
             attributes[attr.OI_SPAN_KIND] = kind
             span.set_attributes(attributes)
+            if span.is_recording():
+                self._emitted.append((role, len(normalised)))
         finally:
             span.end()
+
+    def _counts(self) -> dict[str, int]:
+        """The request span's tally of its documents spans, set as it ends."""
+        emitted = list(self._emitted)
+        return {
+            attr.REQUEST_RETRIEVALS: sum(role == attr.ROLE_RETRIEVAL for role, _ in emitted),
+            attr.REQUEST_RERANKS: sum(role == attr.ROLE_RERANK for role, _ in emitted),
+            attr.REQUEST_CONTEXTS: sum(role == attr.ROLE_CONTEXT for role, _ in emitted),
+            attr.REQUEST_CHUNKS: sum(count for _, count in emitted),
+        }
 
     def _record_answer(self, answer: str, model: str | None, settings: Mapping[str, Any]) -> None:
         if not isinstance(answer, str):
@@ -243,6 +258,8 @@ class rag_span:  # lower case: it reads as a function, ``with rag_span(q) as rag
     ) -> None:
         try:
             span = self._rag.span
+            if span.is_recording():
+                span.set_attributes(self._rag._counts())
             if exc is not None:
                 span.record_exception(exc)
                 span.set_status(Status(StatusCode.ERROR, exc_type.__name__ if exc_type else ""))

@@ -63,6 +63,13 @@ DOCUMENT_COUNT = "faithmon.retrieval.document_count"
 # "len:crc32,len:crc32,..." over the chunk texts, set after them: the backend
 # recomputes it to tell a chunk that was cut or dropped on the way.
 DOCUMENT_CHECKS = "faithmon.retrieval.document_checks"
+# Set on the request span as it ends (it ends last): how many child spans of each
+# kind the shim emitted and their chunks in all, so the backend can tell a
+# trace whose retrieval span was lost in export from one that had no retrieval.
+REQUEST_RETRIEVALS = "faithmon.request.retrievals"
+REQUEST_RERANKS = "faithmon.request.reranks"
+REQUEST_CONTEXTS = "faithmon.request.contexts"
+REQUEST_CHUNKS = "faithmon.request.chunks"
 KEEP = "faithmon.keep"
 FEEDBACK_TRACE_ID = "faithmon.feedback.trace_id"
 FEEDBACK_VALUE = "faithmon.feedback.value"

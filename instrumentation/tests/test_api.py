@@ -74,6 +74,25 @@ def test_rerank_and_context_are_kept_beside_retrieval(span_exporter: InMemorySpa
     assert retrieval.attributes[attr.DOCUMENT_CHECKS] == attr.document_checks(["a", "b", "c"])
 
 
+def test_request_span_counts_its_documents_spans(span_exporter: InMemorySpanExporter) -> None:
+    """The request span records how many retrieval/rerank/context spans and chunks it emitted."""
+    with fm.rag_span("q") as rag:
+        rag.record_retrieval(["a", "b", "c"])
+        rag.record_retrieval(["d"])
+        rag.record_rerank(["c", "a"])
+        rag.record_context(["c"])
+        rag.record_retrieval([object()])  # unreadable: no span, so not counted
+    with fm.rag_span("no retrieval") as rag:
+        rag.record_answer("a")
+    first, second = named(span_exporter, attr.SPAN_REQUEST)
+    assert first.attributes[attr.REQUEST_RETRIEVALS] == 2
+    assert first.attributes[attr.REQUEST_RERANKS] == 1
+    assert first.attributes[attr.REQUEST_CONTEXTS] == 1
+    assert first.attributes[attr.REQUEST_CHUNKS] == 7
+    assert second.attributes[attr.REQUEST_RETRIEVALS] == 0
+    assert second.attributes[attr.REQUEST_CHUNKS] == 0
+
+
 def test_generation_settings_and_keep(span_exporter: InMemorySpanExporter) -> None:
     """Settings land as gen_ai.request.* and llm.invocation_parameters; keep marks the root."""
     with fm.rag_span("q", language="en", prompt_version="p7") as rag:

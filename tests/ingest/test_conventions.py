@@ -348,6 +348,108 @@ def test_unparseable_chunk_json_is_incomplete_evidence(receiver: Receiver, encod
     assert record.incomplete == "chunk JSON does not parse"
 
 
+def oi_retriever(documents: dict[str, Any]) -> Callable[[Tracer], None]:
+    """A LangChain-style trace whose retriever span carries ``documents`` as given."""
+
+    def write(tracer: Tracer) -> None:
+        with tracer.start_as_current_span("chain") as root:
+            root.set_attributes(
+                {OI.OPENINFERENCE_SPAN_KIND: Kind.CHAIN.value, OI.INPUT_VALUE: QUESTION}
+            )
+            with tracer.start_as_current_span("retrieve") as span:
+                span.set_attributes({OI.OPENINFERENCE_SPAN_KIND: Kind.RETRIEVER.value, **documents})
+            with tracer.start_as_current_span("llm") as span:
+                span.set_attributes(
+                    {
+                        OI.OPENINFERENCE_SPAN_KIND: Kind.LLM.value,
+                        f"{OI.LLM_OUTPUT_MESSAGES}.0.{Msg.MESSAGE_CONTENT}": ANSWER,
+                    }
+                )
+
+    return write
+
+
+def vector_db_without_text(tracer: Tracer) -> None:
+    with tracer.start_as_current_span("handler"):
+        with tracer.start_as_current_span("chroma.query") as span:
+            span.set_attribute("db.system", "chroma")
+            span.add_event(
+                Events.DB_QUERY_RESULT.value,
+                {
+                    EventAttributes.DB_QUERY_RESULT_ID.value: "kb-1",
+                    EventAttributes.DB_QUERY_RESULT_DOCUMENT.value: DOCS[0][1],
+                },
+            )
+            span.add_event(  # ids and distances only: Chroma queried without documents
+                Events.DB_QUERY_RESULT.value, {EventAttributes.DB_QUERY_RESULT_ID.value: "kb-2"}
+            )
+        with tracer.start_as_current_span("openai.chat") as span:
+            span.set_attributes(
+                {"gen_ai.operation.name": "chat", "gen_ai.completion.0.content": ANSWER}
+            )
+
+
+FLAT = OI.RETRIEVAL_DOCUMENTS
+UNREADABLE_EVIDENCE = {
+    "packed JSON item not an object": (
+        lambda t: genai(t, json.dumps([{"id": "kb-1", "content": DOCS[0][1]}, "kb-2"])),
+        "chunk 1 is not an object",
+    ),
+    "packed JSON not a list": (
+        lambda t: genai(t, json.dumps({"id": "kb-1", "content": DOCS[0][1]})),
+        "chunk JSON is not a list",
+    ),
+    "packed chunk without text": (
+        lambda t: genai(t, json.dumps([{"id": "kb-1", "score": 0.9}])),
+        "chunk 0 has no text",
+    ),
+    "flattened keys with a gap": (
+        oi_retriever(
+            {
+                f"{FLAT}.0.{Doc.DOCUMENT_CONTENT}": DOCS[0][1],
+                f"{FLAT}.2.{Doc.DOCUMENT_CONTENT}": DOCS[2][1],
+            }
+        ),
+        "flattened chunk keys skip index 1",
+    ),
+    "flattened key with no index": (
+        oi_retriever(
+            {
+                f"{FLAT}.0.{Doc.DOCUMENT_CONTENT}": DOCS[0][1],
+                f"{FLAT}.first.{Doc.DOCUMENT_CONTENT}": DOCS[1][1],
+            }
+        ),
+        "a flattened chunk key does not parse",
+    ),
+    "only unreadable flattened keys": (
+        oi_retriever({f"{FLAT}.x.{Doc.DOCUMENT_CONTENT}": DOCS[0][1]}),
+        "a flattened chunk key does not parse",
+    ),
+    "flattened chunk without text": (
+        oi_retriever(
+            {
+                f"{FLAT}.0.{Doc.DOCUMENT_CONTENT}": DOCS[0][1],
+                f"{FLAT}.1.{Doc.DOCUMENT_ID}": "kb-2",
+            }
+        ),
+        "chunk 1 has no text",
+    ),
+    "vector-db event without text": (vector_db_without_text, "chunk 1 has no text"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNREADABLE_EVIDENCE))
+def test_unreadable_chunks_are_incomplete_evidence(
+    receiver: Receiver, encoding: str, case: str
+) -> None:
+    """Chunk JSON or keys that cannot be read, or a chunk without text, are flagged, not skipped."""
+    write, reason = UNREADABLE_EVIDENCE[case]
+    assert receiver.post("/v1/traces", produce(write), encoding) == 200
+    record = receiver.record()
+    assert record.answer == ANSWER
+    assert record.incomplete == reason
+
+
 def any_value(value: Any) -> AnyValue:
     if isinstance(value, dict):
         return AnyValue(

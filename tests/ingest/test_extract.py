@@ -18,6 +18,7 @@ from faithmon.ingest.extract import extract
 from faithmon.ingest.processor import from_readable
 from faithmon.ingest.spans import IngestSpan
 from faithmon.model import Chunk
+from faithmon.store.repo import INCOMPLETE_EVIDENCE, NO_CONTEXT, initial_status
 
 
 @pytest.fixture
@@ -239,3 +240,74 @@ def test_chunks_retrieved_after_the_generation_are_not_judged(
     record = extract(ingest_spans(span_exporter))
     assert record is not None
     assert [c.text for c in record.chunks] == ["seen by the generator"]
+
+
+def test_a_lost_retrieval_span_is_incomplete_evidence_not_no_context(
+    span_exporter: InMemorySpanExporter,
+) -> None:
+    """The request span counts its children; one lost in export makes the record incomplete."""
+    with fm.rag_span("q") as rag:
+        rag.record_retrieval(["Order A17 shipped on 3 March.", "Second chunk."])
+        rag.record_rerank(["Second chunk."])
+        rag.record_answer("a")
+    spans = ingest_spans(span_exporter)
+
+    def without(name: str) -> list[IngestSpan]:
+        return [s for s in spans if s.name != name]
+
+    lost_retrieval = extract(without("rag.retrieve"))
+    assert lost_retrieval is not None
+    assert lost_retrieval.incomplete == "retrieval span missing: expected 1, got 0"
+    assert initial_status(lost_retrieval) == INCOMPLETE_EVIDENCE
+    lost_rerank = extract(without("rag.rerank"))
+    assert lost_rerank is not None
+    assert lost_rerank.incomplete == "rerank span missing: expected 1, got 0"
+    whole = extract(spans)
+    assert whole is not None and whole.incomplete is None
+
+
+def test_a_request_without_retrieval_is_still_no_context(
+    span_exporter: InMemorySpanExporter,
+) -> None:
+    """A request that recorded no retrieval counts zero, and is no_context, not incomplete."""
+    with fm.rag_span("What is the weather?") as rag:
+        rag.record_answer("I can't help with that.")
+    record = extract(ingest_spans(span_exporter))
+    assert record is not None and record.incomplete is None
+    assert initial_status(record) == NO_CONTEXT
+
+
+def test_request_spans_without_counts_are_not_checked(
+    span_exporter: InMemorySpanExporter,
+) -> None:
+    """An older shim sets no counts: a trace without retrieval is then taken as it is."""
+    with fm.rag_span("q") as rag:
+        rag.record_retrieval(["chunk"])
+        rag.record_answer("a")
+    spans = []
+    for span in ingest_spans(span_exporter):
+        if span.name == "rag.retrieve":
+            continue
+        attributes = {
+            k: v for k, v in span.attributes.items() if not k.startswith("faithmon.request.")
+        }
+        spans.append(replace(span, attributes=attributes))
+    record = extract(spans)
+    assert record is not None and record.incomplete is None and record.chunks == ()
+
+
+def test_chunks_counted_but_not_arrived_make_the_record_incomplete(
+    span_exporter: InMemorySpanExporter,
+) -> None:
+    """A request span that counted more chunks than its children carry flags the record."""
+    with fm.rag_span("q") as rag:
+        rag.record_retrieval(["a", "b"])
+        rag.record_answer("a")
+    spans = [
+        replace(s, attributes={**s.attributes, "faithmon.request.chunks": 5})
+        if s.name == "rag.request"
+        else s
+        for s in ingest_spans(span_exporter)
+    ]
+    record = extract(spans)
+    assert record is not None and record.incomplete == "chunks missing: expected 5, got 2"

@@ -25,3 +25,7 @@ class Facts:
     generation: Mapping[str, Any] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
     keep: str | None = None
+    expected: Mapping[Role, int] = field(default_factory=dict)
+    """On a request span: how many child spans of each role were emitted."""
+    expected_chunks: int | None = None
+    """On a request span: how many chunks those child spans carried in all."""

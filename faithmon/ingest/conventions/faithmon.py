@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from faithmon_instrumentation import attributes as attr
 
 from ..spans import IngestSpan
@@ -15,6 +17,11 @@ _ROLES: dict[str, Role] = {
     attr.ROLE_CONTEXT: "context",
     attr.ROLE_GENERATION: "generation",
 }
+_EXPECTED: tuple[tuple[str, Role], ...] = (
+    (attr.REQUEST_RETRIEVALS, "retrieval"),
+    (attr.REQUEST_RERANKS, "rerank"),
+    (attr.REQUEST_CONTEXTS, "context"),
+)
 _NAMED_LABELS = (
     (attr.RETRIEVER_NAME, "retriever"),
     (attr.RETRIEVER_VERSION, "retriever_version"),
@@ -28,6 +35,10 @@ def _label(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def read(span: IngestSpan) -> Facts | None:
@@ -50,6 +61,15 @@ def read(span: IngestSpan) -> Facts | None:
             if key.startswith(attr.LABEL_PREFIX) and value is not None:
                 labels[key[len(attr.LABEL_PREFIX) :]] = _label(value)
     keep = span.attributes.get(attr.KEEP)
+    expected: dict[Role, int] = {}
+    expected_chunks: int | None = None
+    if role == "request":
+        for key, child in _EXPECTED:
+            count = span.attributes.get(key)
+            if _is_count(count):
+                expected[child] = count
+        chunks = span.attributes.get(attr.REQUEST_CHUNKS)
+        expected_chunks = chunks if _is_count(chunks) else None
     return Facts(
         "faithmon",
         role,
@@ -61,4 +81,6 @@ def read(span: IngestSpan) -> Facts | None:
         generation=base.generation,
         labels=labels,
         keep=str(keep) if keep else None,
+        expected=expected,
+        expected_chunks=expected_chunks,
     )

@@ -29,17 +29,13 @@ def read(span: IngestSpan) -> Facts | None:
     attributes = span.attributes
     operation = attributes.get(OPERATION)
     if operation == "retrieval" or DOCUMENTS in attributes:
-        problem: str | None = None
-        try:
-            documents = v.json_documents(attributes.get(DOCUMENTS, "[]"))
-        except v.Unparseable as exc:
-            documents, problem = (), str(exc)
+        documents, unreadable = v.json_documents(attributes.get(DOCUMENTS, "[]"))
         return Facts(
             "genai",
             "retrieval",
             question=v.text(attributes.get(QUERY_TEXT)),
             documents=documents,
-            problem=problem or v.evidence_problem(span, documents),
+            problem=v.evidence_problem(span, documents, unreadable),
         )
     inference = operation in INFERENCE or OUTPUT_MESSAGES in attributes
     if inference or (operation is None and any(k in attributes for k in PROVIDER_KEYS)):

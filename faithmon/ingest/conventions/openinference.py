@@ -38,13 +38,11 @@ def documents(span: IngestSpan, prefix: str) -> tuple[tuple[Any, ...] | None, st
     """(chunks, problem): packed JSON when present, else the flattened keys."""
     packed = span.attributes.get(PACKED_DOCUMENTS)
     if packed is not None:
-        try:
-            docs = v.json_documents(packed)
-        except v.Unparseable as exc:
-            return (), str(exc)
+        docs, unreadable = v.json_documents(packed)
     else:
-        docs = v.flattened_documents(span, prefix) or ()
-    return docs, v.evidence_problem(span, docs)
+        flattened, unreadable = v.flattened_documents(span, prefix)
+        docs = flattened or ()
+    return docs, v.evidence_problem(span, docs, unreadable)
 
 
 def read_kind(span: IngestSpan, kind: str, convention: str) -> Facts:

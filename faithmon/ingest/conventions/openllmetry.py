@@ -38,7 +38,7 @@ def _recognises(span: IngestSpan) -> bool:
     )
 
 
-def _event_chunks(span: IngestSpan) -> tuple[Chunk, ...] | None:
+def _event_chunks(span: IngestSpan) -> tuple[tuple[Chunk, ...] | None, str | None]:
     docs: list[dict[str, Any]] = []
     for event in span.events:
         if event.name not in RESULT_EVENTS:
@@ -56,7 +56,7 @@ def _event_chunks(span: IngestSpan) -> tuple[Chunk, ...] | None:
         if "distance" in attributes:
             doc["metadata"] = {**doc["metadata"], "distance": attributes["distance"]}
         docs.append(doc)
-    return v.chunks(docs) if docs else None
+    return v.chunks(docs) if docs else (None, None)
 
 
 def read(span: IngestSpan) -> Facts | None:
@@ -66,21 +66,17 @@ def read(span: IngestSpan) -> Facts | None:
     entity_input = v.loads(attributes.get(ENTITY_INPUT))
     entity_output = attributes.get(ENTITY_OUTPUT)
     question = v.pick(entity_input, v.QUESTION_KEYS)
-    problem: str | None = None
-    documents = _event_chunks(span)
+    documents, unreadable = _event_chunks(span)
     output_document = v.loads(entity_output)
     lists_documents = isinstance(output_document, dict) and "documents" in output_document
     if documents is not None and span.dropped_events:
-        problem = f"span {span.name!r} dropped {span.dropped_events} events"
+        unreadable = f"span {span.name!r} dropped {span.dropped_events} events"
     elif documents is None and (
         lists_documents or attributes.get(OPERATION) == "vector_db_retrieve"
     ):
-        try:
-            documents = v.json_documents(entity_output)
-        except v.Unparseable as exc:
-            documents, problem = (), str(exc)
+        documents, unreadable = v.json_documents(entity_output)
     if documents is not None:
-        problem = problem or v.evidence_problem(span, documents)
+        problem = v.evidence_problem(span, documents, unreadable)
         return Facts(
             "openllmetry", "retrieval", question=question, documents=documents, problem=problem
         )

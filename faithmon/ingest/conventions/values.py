@@ -16,10 +16,6 @@ QUESTION_KEYS = ("question", "query", "input", "user_input", "query_str", "promp
 ANSWER_KEYS = ("answer", "output", "result", "response", "text", "content")
 
 
-class Unparseable(ValueError):
-    """Chunk JSON that does not parse: the evidence cannot be read."""
-
-
 def text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
@@ -61,6 +57,7 @@ def metadata(raw: Any) -> Mapping[str, Any]:
 
 
 def chunk(position: int, doc: Mapping[str, Any]) -> Chunk | None:
+    """The chunk in ``doc``, or None when it has no text."""
     content = doc.get("content", doc.get("text", doc.get("page_content", doc.get("document"))))
     if not isinstance(content, str):
         return None
@@ -76,45 +73,84 @@ def chunk(position: int, doc: Mapping[str, Any]) -> Chunk | None:
     )
 
 
-def chunks(docs: Iterable[Mapping[str, Any]]) -> tuple[Chunk, ...]:
-    built = (chunk(i, doc) for i, doc in enumerate(docs))
-    return tuple(c for c in built if c is not None)
+ChunksRead = tuple[tuple[Chunk, ...], str | None]
+"""(the chunks that could be read, why some could not, or None)."""
 
 
-def json_documents(value: Any, key: str = "documents") -> tuple[Chunk, ...]:
-    """Chunks from a JSON list (or a mapping holding one under ``key``); raises Unparseable."""
+def chunks(docs: Iterable[Any]) -> ChunksRead:
+    """Chunks in list order; an item that is not an object, or has no text, is a problem."""
+    out: list[Chunk] = []
+    problem: str | None = None
+    for i, doc in enumerate(docs):
+        built = chunk(i, doc) if isinstance(doc, Mapping) else None
+        if built is None:
+            kind = "has no text" if isinstance(doc, Mapping) else "is not an object"
+            problem = problem or f"chunk {i} {kind}"
+            continue
+        out.append(built)
+    return tuple(out), problem
+
+
+def json_documents(value: Any, key: str = "documents") -> ChunksRead:
+    """Chunks from a JSON list (or a mapping holding one under ``key``)."""
     loaded = loads(value)
     if loaded is None and value is not None:
-        raise Unparseable("chunk JSON does not parse")
+        return (), "chunk JSON does not parse"
     if isinstance(loaded, Mapping):
         loaded = loaded.get(key)
     if not isinstance(loaded, list):
-        raise Unparseable("chunk JSON is not a list")
-    return chunks(d for d in loaded if isinstance(d, Mapping))
+        return (), "chunk JSON is not a list"
+    return chunks(loaded)
 
 
-def flattened_documents(span: IngestSpan, prefix: str) -> tuple[Chunk, ...] | None:
-    """Chunks from OpenInference's ``<prefix>.<i>.document.<field>`` keys; None if none."""
+_INDEXED_KEY = re.compile(r"([0-9]+)\.document\.(.+)")
+
+
+def flattened_documents(
+    span: IngestSpan, prefix: str
+) -> tuple[tuple[Chunk, ...] | None, str | None]:
+    """Chunks from OpenInference's ``<prefix>.<i>.document.<field>`` keys; None if none.
+
+    A key under ``<prefix>.`` of another shape, or indices with a gap, is a problem.
+    """
     fields: dict[int, dict[str, Any]] = {}
+    unreadable = False
     head = prefix + "."
     for key, value in span.attributes.items():
         if not key.startswith(head):
             continue
-        index, marker, field = key[len(head) :].partition(".document.")
-        if marker and index.isdigit() and field.isidentifier():
-            fields.setdefault(int(index), {})[field] = value
-    if not fields:
-        return None
-    return chunks(fields[i] for i in sorted(fields))
+        match = _INDEXED_KEY.fullmatch(key, len(head))
+        if match is None:
+            unreadable = True
+            continue
+        fields.setdefault(int(match[1]), {})[match[2]] = value
+    if not fields and not unreadable:
+        return None, None
+    docs, problem = chunks(fields[i] for i in sorted(fields))
+    gap = next((i for i in range(len(fields)) if i not in fields), None)
+    if gap is not None:
+        problem = f"flattened chunk keys skip index {gap}"
+    elif unreadable:
+        problem = "a flattened chunk key does not parse"
+    return docs, problem
 
 
-def evidence_problem(span: IngestSpan, documents: Sequence[Chunk]) -> str | None:
-    """Why this span's chunks cannot be trusted whole, or None."""
+def evidence_problem(
+    span: IngestSpan, documents: Sequence[Chunk], unreadable: str | None = None
+) -> str | None:
+    """Why this span's chunks cannot be trusted whole, or None.
+
+    ``unreadable`` is the reader's own problem with them (a gap, a chunk without
+    text). Dropped attributes and the shim's chunk count come first: they are the
+    likelier cause and say more.
+    """
     if span.dropped_attributes:
         return f"span {span.name!r} dropped {span.dropped_attributes} attributes"
     expected_count = span.attributes.get(attr.DOCUMENT_COUNT)
     if isinstance(expected_count, int) and expected_count != len(documents):
         return f"{len(documents)} of {expected_count} chunks arrived"
+    if unreadable:
+        return unreadable
     checks = span.attributes.get(attr.DOCUMENT_CHECKS)
     if isinstance(checks, str):
         actual = attr.document_checks([c.text for c in documents])
