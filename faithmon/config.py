@@ -17,90 +17,23 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from .config_values import (
+    _flag,
+    _level,
+    _names,
+    _non_negative_float,
+    _non_negative_int,
+    _one_of,
+    _optional_float,
+    _pairs,
+    _positive_float,
+    _positive_int,
+    _rate,
+    _threshold,
+)
 from .errors import ConfigError
 
 CONFIG_FILE_ENV = "FAITHMON_CONFIG"
-
-
-def _rate(value: str) -> float:
-    rate = float(value)
-    if not 0.0 <= rate <= 1.0:
-        raise ValueError("must be between 0.0 and 1.0")
-    return rate
-
-
-def _positive_float(value: str) -> float:
-    number = float(value)
-    if number <= 0:
-        raise ValueError("must be positive")
-    return number
-
-
-def _non_negative_float(value: str) -> float:
-    number = float(value)
-    if number < 0:
-        raise ValueError("must not be negative")
-    return number
-
-
-def _optional_float(value: str) -> float | None:
-    return float(value) if value else None
-
-
-def _threshold(value: str) -> float | None:
-    if value.strip().lower() in ("", "auto"):
-        return None
-    return _positive_float(value)
-
-
-def _positive_int(value: str) -> int:
-    number = int(value)
-    if number <= 0:
-        raise ValueError("must be a positive integer")
-    return number
-
-
-def _non_negative_int(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise ValueError("must not be negative")
-    return number
-
-
-def _flag(value: str) -> bool:
-    lowered = value.lower()
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    if lowered in ("", "0", "false", "no", "off"):
-        return False
-    raise ValueError("must be true or false")
-
-
-def _names(value: str) -> tuple[str, ...]:
-    return tuple(name.strip() for name in value.split(",") if name.strip())
-
-
-def _pairs(value: str) -> tuple[tuple[str, str], ...]:
-    pairs = []
-    for item in _names(value):
-        name, sep, label = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"expected label=value items, got {item!r}")
-        pairs.append((name.strip(), label.strip()))
-    return tuple(pairs)
-
-
-def _one_of(*choices: str) -> Callable[[str], str]:
-    def parse(value: str) -> str:
-        if value not in choices:
-            raise ValueError(f"must be one of {', '.join(choices)}")
-        return value
-
-    return parse
-
-
-def _level(value: str) -> str:
-    return _one_of("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")(value.upper())
 
 
 @dataclass(frozen=True, slots=True)
