@@ -425,6 +425,9 @@ def post_all(port: int, bodies: Sequence[bytes]) -> Posted:
                     time.sleep(float(retry_after) if retry_after else DEFAULT_RETRY_AFTER)
                 except ValueError:  # an HTTP date: not sent by these servers
                     time.sleep(DEFAULT_RETRY_AFTER)
+                # Retry-After outlasts the server's keep-alive: its idle close is expected.
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         return Posted(time.perf_counter() - started, retries)
     finally:
         connection.close()

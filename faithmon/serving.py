@@ -4,6 +4,9 @@ On the first SIGTERM or SIGINT the receiver keeps its socket open but answers
 503 (with Retry-After) to every export and to /healthz, so load balancers and
 exporters move on and retry; meanwhile it saves every buffered trace, and only
 then does uvicorn close the socket and exit. A second signal exits at once.
+
+Idle connections close after ``KEEP_ALIVE_SECONDS``, set here explicitly
+because the receiver's Retry-After is derived from it (see ``ingest.http``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from types import FrameType
 
 import uvicorn
 
+from .ingest.http import KEEP_ALIVE_SECONDS
 from .ingest.pipeline import Pipeline
 
 logger = logging.getLogger(__name__)
@@ -47,6 +51,17 @@ class DrainingServer(uvicorn.Server):
         threading.Thread(target=drain, name="faithmon-drain", daemon=True).start()
 
 
+def config(app: object, host: str, port: int) -> uvicorn.Config:
+    """uvicorn's settings for the receiver (tests serve with the same)."""
+    return uvicorn.Config(
+        app,  # type: ignore[arg-type]
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )
+
+
 def serve(
     app: object,
     host: str,
@@ -54,5 +69,4 @@ def serve(
     pipeline: Pipeline,
     before_drain: Callable[[], None] = lambda: None,
 ) -> None:
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")  # type: ignore[arg-type]
-    DrainingServer(config, pipeline, before_drain).run()
+    DrainingServer(config(app, host, port), pipeline, before_drain).run()

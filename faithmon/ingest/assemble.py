@@ -7,20 +7,35 @@ than ``max_traces`` are buffered, the oldest are released early and marked
 evicted: their evidence may be partial, so they are stored but not scored.
 
 Items that arrive for a trace released a moment ago reopen it with everything
-it had, so the record is rebuilt whole; the last ``remember`` released traces
-are kept for this. Not thread-safe: the pipeline locks.
+it had, so the record is rebuilt whole. Released traces are kept for this
+(at most ``remember`` of them, for at most ``remember_seconds``), and their
+bytes count in ``bytes_in_flight`` with the pending ones, so a memory cap on
+it covers everything held. Given ``max_bytes`` (the pipeline's cap), the
+oldest released traces are dropped to stay under it, so keeping them never
+refuses new spans: dropping one only costs a late span its rebuild. Without
+it they age out, and a pipeline capping ``bytes_in_flight`` answers 503 until
+they do. Not thread-safe: the pipeline locks.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .spans import IngestSpan, TraceItem
 
 EVICTED = "evicted before the trace completed: too many traces in flight"
+# What an item costs beyond its values: the dataclass, its ids, list slots.
+_ITEM_OVERHEAD = 400
+_EVENT_OVERHEAD = 200
+# Types with nothing nested: the common case, checked by identity because
+# isinstance against a Mapping ABC costs ten times as much per value.
+_SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
+_getsizeof = sys.getsizeof
 
 
 @dataclass(slots=True)
@@ -31,19 +46,52 @@ class _Pending:
     has_root: bool = False
     reopened: bool = False
     size: int = 0
+    # Spans of one request share their resource's dict: counted once per trace.
+    resources: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class _Released:
+    items: list[TraceItem]
+    size: int
+    has_root: bool
+    resources: set[int]
+    released_ns: int
+
+
+def value_size(value: Any) -> int:
+    """Bytes a decoded value holds, nested lists and mappings included.
+
+    sys.getsizeof is O(1) per object and counts what a string really takes
+    (1, 2 or 4 bytes a character); nesting is bounded by the decoder.
+    """
+    kind = type(value)
+    total = _getsizeof(value)
+    if kind in _SCALARS:
+        return total
+    if kind is dict or isinstance(value, Mapping):
+        for key, item in value.items():
+            total += _getsizeof(key)
+            total += _getsizeof(item) if type(item) in _SCALARS else value_size(item)
+    elif kind is list or kind is tuple:
+        for item in value:
+            total += _getsizeof(item) if type(item) in _SCALARS else value_size(item)
+    return total
 
 
 def approximate_size(item: TraceItem) -> int:
-    """Bytes an item holds, roughly: its string values plus a fixed overhead."""
-    total = 400
-    for value in item.attributes.values():
-        if isinstance(value, str):
-            total += len(value)
+    """Bytes an item holds, roughly: every value in it plus a fixed overhead.
+
+    A span's resource is left out: spans share it, so the assembler counts it
+    once per trace.
+    """
+    total = _ITEM_OVERHEAD + value_size(item.attributes)
     if isinstance(item, IngestSpan):
+        total += sys.getsizeof(item.name) + sys.getsizeof(item.trace_state)
         for event in item.events:
-            total += 200 + sum(len(v) for v in event.attributes.values() if isinstance(v, str))
-    elif isinstance(item.body, str):
-        total += len(item.body)
+            total += _EVENT_OVERHEAD + sys.getsizeof(event.name) + value_size(event.attributes)
+    else:
+        total += sys.getsizeof(item.event_name) + value_size(item.body)
     return total
 
 
@@ -57,6 +105,8 @@ class Assembled:
 
 
 class TraceAssembler:
+    """Traces in assembly; ``bytes_in_flight`` counts them and the released ones kept."""
+
     def __init__(
         self,
         quiet_seconds: float,
@@ -64,18 +114,27 @@ class TraceAssembler:
         max_wait_seconds: float | None = None,
         clock: Callable[[], int] = time.monotonic_ns,
         remember: int = 1000,
+        remember_seconds: float | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self._quiet_ns = int(quiet_seconds * 1e9)
         wait = max_wait_seconds if max_wait_seconds is not None else max(30.0, 10 * quiet_seconds)
         self._max_wait_ns = int(wait * 1e9)
+        # Late spans mostly come one export batch late (the SDK's BatchSpanProcessor
+        # sends every 5 s). Longer would hold memory that counts against the cap.
+        keep = remember_seconds if remember_seconds is not None else max(10.0, 5 * quiet_seconds)
+        self._remember_ns = int(keep * 1e9)
         self._max_traces = max_traces
+        self._max_bytes = max_bytes
         self._clock = clock
         self._pending: OrderedDict[str, _Pending] = OrderedDict()
-        self._released: OrderedDict[str, list[TraceItem]] = OrderedDict()
+        self._released: OrderedDict[str, _Released] = OrderedDict()
         self._remember = remember
         self._evicted: list[Assembled] = []
         self.items_in_flight = 0
+        # Pending and released traces alike: every byte held counts against a cap.
         self.bytes_in_flight = 0
+        self.bytes_released = 0
         self.evicted_total = 0
 
     def __len__(self) -> int:
@@ -86,19 +145,13 @@ class TraceAssembler:
         for item in items:
             pending = self._pending.get(item.trace_id)
             if pending is None:
-                earlier = self._released.pop(item.trace_id, None)
-                pending = _Pending(now, now)
-                if earlier is not None:
-                    pending.items.extend(earlier)
-                    pending.has_root = any(_is_root(i) for i in earlier)
-                    pending.reopened = True
-                    pending.size = sum(approximate_size(i) for i in earlier)
-                    self.items_in_flight += len(earlier)
-                    self.bytes_in_flight += pending.size
-                self._pending[item.trace_id] = pending
+                pending = self._open(item.trace_id, now)
             pending.items.append(item)
             pending.last_seen_ns = now
             size = approximate_size(item)
+            if isinstance(item, IngestSpan) and id(item.resource) not in pending.resources:
+                pending.resources.add(id(item.resource))
+                size += value_size(item.resource)
             pending.size += size
             self.bytes_in_flight += size
             self.items_in_flight += 1
@@ -106,17 +159,47 @@ class TraceAssembler:
                 pending.has_root = True
         while len(self._pending) > self._max_traces:
             _, oldest = self._pending.popitem(last=False)
-            self._evicted.append(self._release(oldest, EVICTED))
+            self._evicted.append(self._release(oldest, now, EVICTED))
             self.evicted_total += 1
+        self._trim_released(now)
 
-    def _release(self, pending: _Pending, incomplete: str | None = None) -> Assembled:
+    def _open(self, trace_id: str, now: int) -> _Pending:
+        earlier = self._released.pop(trace_id, None)
+        pending = _Pending(now, now)
+        if earlier is not None:
+            # Its bytes stay counted: they move from released back to pending.
+            self.bytes_released -= earlier.size
+            pending.items.extend(earlier.items)
+            pending.has_root = earlier.has_root
+            pending.reopened = True
+            pending.size = earlier.size
+            pending.resources = earlier.resources
+            self.items_in_flight += len(earlier.items)
+        self._pending[trace_id] = pending
+        return pending
+
+    def _release(self, pending: _Pending, now: int, incomplete: str | None = None) -> Assembled:
         self.items_in_flight -= len(pending.items)
-        self.bytes_in_flight -= pending.size
         trace_id = pending.items[0].trace_id
-        self._released[trace_id] = pending.items
-        while len(self._released) > self._remember:
-            self._released.popitem(last=False)
+        self._released[trace_id] = _Released(
+            pending.items, pending.size, pending.has_root, pending.resources, now
+        )
+        self.bytes_released += pending.size
         return Assembled(pending.items, incomplete, pending.reopened)
+
+    def _trim_released(self, now: int) -> None:
+        """Drop released traces, oldest first: past the count, the age, or the byte cap."""
+        while self._released:
+            _, oldest = next(iter(self._released.items()))
+            if not (
+                len(self._released) > self._remember
+                or now - oldest.released_ns >= self._remember_ns
+                or (self._max_bytes is not None and self.bytes_in_flight >= self._max_bytes)
+            ):
+                return
+            self._released.popitem(last=False)
+            self.bytes_released -= oldest.size
+            self.bytes_in_flight -= oldest.size
 
     def pop_ready(self) -> list[Assembled]:
         now = self._clock()
@@ -125,13 +208,16 @@ class TraceAssembler:
             pending = self._pending[trace_id]
             quiet = now - pending.last_seen_ns >= self._quiet_ns
             if (pending.has_root and quiet) or now - pending.first_seen_ns >= self._max_wait_ns:
-                ready.append(self._release(self._pending.pop(trace_id)))
+                ready.append(self._release(self._pending.pop(trace_id), now))
+        self._trim_released(now)
         return ready
 
     def pop_all(self) -> list[Assembled]:
+        now = self._clock()
         ready, self._evicted = self._evicted, []
-        ready.extend(self._release(p) for p in self._pending.values())
+        ready.extend(self._release(p, now) for p in self._pending.values())
         self._pending.clear()
+        self._trim_released(now)
         return ready
 
 

@@ -4,6 +4,12 @@ OTLP JSON differs from protobuf's JSON mapping in one trap: trace and span ids
 are hex, while ``json_format`` reads bytes fields as base64 and would silently
 decode a hex id into different bytes. Ids are converted before parsing, and an
 id that is not hex of the right length is rejected.
+
+Bodies come from anyone who can reach the port, so decoding is bounded and
+quiet: nesting is capped (json.loads at the interpreter's recursion limit,
+``json_format`` and upb at 100 message levels), the walk over a JSON document
+is iterative, and a DecodeError names a field, a length and a position, never
+a value from the body, since it is logged and sent back.
 """
 
 from __future__ import annotations
@@ -11,10 +17,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
+from functools import cache
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
 from google.rpc import status_pb2
@@ -37,6 +46,23 @@ JSON = "application/json"
 # google.rpc.Code.INVALID_ARGUMENT
 _INVALID_ARGUMENT = 3
 _ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
+# Only a body that spells a surrogate as an escape can hold a lone one after json.loads
+# (raw bytes must be UTF-8), so the slower check over every string runs only then.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# json_format ends most messages with the path it failed at: field names and indices.
+_PARSE_PATH = re.compile(r"at \"?Export(?:Trace|Logs)ServiceRequest((?:\.\w+|\[\d+\])+)")
+_PARSE_FIELD = re.compile(r"Failed to parse (\w+) field")
+_SHOWN_FIELDS = 8
+# What json_format says, mapped to words of ours: its own may quote the value.
+_PARSE_REASONS = (
+    ("surrogate", "an unpaired surrogate"),
+    ("too deep", "nesting too deep"),
+    ("out of range", "a number out of range"),
+    ("multiple", "more than one value of a oneof"),
+    ("null", "a null in a list"),
+    ("must be in []", "a value where a list belongs"),
+)
 
 
 def any_value(value: AnyValue) -> Any:
@@ -56,42 +82,152 @@ def attributes(pairs: Iterable[KeyValue]) -> dict[str, Any]:
     return {pair.key: any_value(pair.value) for pair in pairs}
 
 
-def _hex_ids_to_base64(node: Any) -> None:
-    """Rewrite OTLP JSON's hex ids, in place, into the base64 json_format expects."""
-    if isinstance(node, list):
-        for item in node:
-            _hex_ids_to_base64(item)
-        return
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        if key in _ID_BYTES and isinstance(value, str):
-            if value == "":
-                continue
-            try:
-                raw = bytes.fromhex(value)
-            except ValueError:
-                raise DecodeError(f"{key} {value!r} is not hex") from None
-            if len(raw) != _ID_BYTES[key]:
-                raise DecodeError(f"{key} {value!r} is not {_ID_BYTES[key]} bytes")
-            node[key] = base64.b64encode(raw).decode()
-        else:
-            _hex_ids_to_base64(value)
+class _BadJson(Exception):
+    """Found in the walk: ``where`` (a container) and ``at`` (its key or index) locate it."""
+
+    def __init__(self, reason: str, where: Any, at: str | int | None = None) -> None:
+        super().__init__(reason)
+        self.where = where
+        self.at = at
+
+
+def _id_to_base64(key: str, value: str, node: dict[str, Any]) -> str:
+    try:
+        raw = bytes.fromhex(value)
+    except ValueError:
+        raise _BadJson(f"{key} is not hex ({len(value)} characters)", node, key) from None
+    if len(raw) != _ID_BYTES[key]:
+        raise _BadJson(f"{key} is not {_ID_BYTES[key]} bytes but {len(raw)}", node, key)
+    return base64.b64encode(raw).decode()
+
+
+def _prepare(document: Any, surrogates: bool) -> None:
+    """Rewrite OTLP JSON's hex ids, in place, into the base64 json_format expects.
+
+    With ``surrogates``, also reject any key or string holding an unpaired
+    surrogate, which upb cannot take (it fails with SystemError on keys).
+    Iterative, so depth costs no stack.
+    """
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, dict | list):
+                    stack.append(item)
+                elif surrogates and isinstance(item, str) and _SURROGATE.search(item):
+                    raise _BadJson("an unpaired surrogate", node, index)
+            continue
+        for key, value in node.items():
+            if surrogates and (
+                _SURROGATE.search(key) or (isinstance(value, str) and _SURROGATE.search(value))
+            ):
+                raise _BadJson("an unpaired surrogate", node, key)
+            if key in _ID_BYTES and isinstance(value, str):
+                if value:
+                    node[key] = _id_to_base64(key, value, node)
+            elif isinstance(value, dict | list):
+                stack.append(value)
+
+
+@cache
+def _field_names(descriptor: Descriptor) -> frozenset[str]:
+    """Every JSON field name under ``descriptor``: the only keys a position may show."""
+    names: set[str] = set()
+    seen: set[str] = set()
+    todo = [descriptor]
+    while todo:
+        current = todo.pop()
+        if current.full_name in seen:
+            continue
+        seen.add(current.full_name)
+        for field in current.fields:
+            names.update((field.name, field.json_name))
+            if field.message_type is not None:
+                todo.append(field.message_type)
+    return frozenset(names)
+
+
+def _position(document: Any, target: Any, at: str | int | None, known: frozenset[str]) -> str:
+    """Where ``target`` sits in ``document``, as ``resourceSpans[0].scopeSpans[1]...``."""
+
+    def step(key: str | int) -> str:
+        if isinstance(key, int):
+            return f"[{key}]"
+        return f".{key}" if key in known else ".<unknown field>"
+
+    def walk() -> Iterator[tuple[Any, str]]:
+        stack: list[tuple[Any, str]] = [(document, "")]
+        while stack:
+            node, path = stack.pop()
+            yield node, path
+            children = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in children:
+                if isinstance(child, dict | list):
+                    stack.append((child, path + step(key)))
+
+    for node, path in walk():
+        if node is target:
+            full = path + ("" if at is None else step(at))
+            return full.lstrip(".") or "the top level"
+    return "an unknown position"
+
+
+def _parse_error_message(exc: Exception, known: frozenset[str]) -> str:
+    text = str(exc)
+    lowered = text.lower()
+    reason = next((words for key, words in _PARSE_REASONS if key in lowered), "an invalid value")
+    found = _PARSE_PATH.search(text)
+    if found is not None:
+        return f"{reason} at {found.group(1).lstrip('.')}"
+    fields = [f for f in _PARSE_FIELD.findall(text) if f in known]
+    if not fields:
+        return reason
+    # Too-deep chains repeat "values.value" a hundred times: the start says where.
+    shown = ".".join(fields[:_SHOWN_FIELDS]) + (
+        " and deeper" if len(fields) > _SHOWN_FIELDS else ""
+    )
+    return f"{reason} in {shown}"
+
+
+def _parse_json(body: bytes, message: Message) -> None:
+    name = type(message).__name__
+    try:
+        document = json.loads(body)
+    except RecursionError:
+        raise DecodeError(f"not an OTLP {name}: JSON nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not an OTLP {name}: not UTF-8 at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise DecodeError(f"not an OTLP {name}: not JSON ({exc.msg} at {where})") from None
+    except ValueError:  # e.g. an integer of more digits than Python converts
+        raise DecodeError(f"not an OTLP {name}: a JSON value Python cannot read") from None
+    if not isinstance(document, dict):
+        raise DecodeError(f"not an OTLP {name}: expected a JSON object")
+    try:
+        _prepare(document, surrogates=_SURROGATE_ESCAPE.search(body) is not None)
+    except _BadJson as bad:
+        where = _position(document, bad.where, bad.at, _field_names(message.DESCRIPTOR))
+        raise DecodeError(f"not an OTLP {name}: {bad} at {where}") from None
+    try:
+        json_format.ParseDict(document, message, ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError) as exc:
+        known = _field_names(message.DESCRIPTOR)
+        raise DecodeError(f"not an OTLP {name}: {_parse_error_message(exc, known)}") from None
+    except RecursionError:
+        raise DecodeError(f"not an OTLP {name}: nesting too deep") from None
 
 
 def _parse(body: bytes, content_type: str, message: Message) -> None:
+    if content_type == JSON:
+        _parse_json(body, message)
+        return
     try:
-        if content_type == JSON:
-            document = json.loads(body)
-            _hex_ids_to_base64(document)
-            json_format.ParseDict(document, message, ignore_unknown_fields=True)
-        else:
-            message.ParseFromString(body)
-    except DecodeError:
-        raise
-    except (ProtobufDecodeError, json_format.ParseError, ValueError, TypeError) as exc:
-        name = type(message).__name__
-        raise DecodeError(f"not an OTLP {name}: {exc}") from None
+        message.ParseFromString(body)
+    except (ProtobufDecodeError, ValueError, TypeError, RecursionError) as exc:
+        # upb's messages name the message type and the fault, never the bytes.
+        raise DecodeError(f"not an OTLP {type(message).__name__}: {exc}") from None
 
 
 def _hex(raw: bytes, size: int) -> str | None:

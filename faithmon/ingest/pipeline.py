@@ -72,9 +72,9 @@ class Pipeline:
         self._sampler = sampler
         self._scrubber = scrubber
         self._assembler = (
-            TraceAssembler(quiet_seconds, max_traces)
+            TraceAssembler(quiet_seconds, max_traces, max_bytes=max_bytes)
             if clock is None
-            else TraceAssembler(quiet_seconds, max_traces, clock=clock)
+            else TraceAssembler(quiet_seconds, max_traces, clock=clock, max_bytes=max_bytes)
         )
         self._backlog: deque[RagRecord] = deque()
         self._max_backlog = max_backlog

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from faithmon.ingest.http import create_app
+from faithmon.ingest.http import RETRY_AFTER_SECONDS, create_app
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
@@ -145,7 +145,7 @@ def test_database_down_gets_503_and_loses_nothing(
     pipeline.flush_all()
     status, _, headers = post(receiver, rag_body("second"), {"Content-Type": PROTOBUF})
     assert status == 503
-    assert headers["retry-after"] == "5"
+    assert headers["retry-after"] == RETRY_AFTER_SECONDS
     store.down = False
     pipeline.tick()
     assert [r.question for r in store.records] == ["first"]
@@ -185,7 +185,7 @@ def test_malformed_json_gets_400_in_json(receiver: str) -> None:
 
 
 def test_json_ids_of_the_wrong_length_get_400(receiver: str) -> None:
-    """A hex traceId that is not 16 bytes is bad data, never a silently different id."""
+    """A hex traceId that is not 16 bytes is bad data, named by field, length and place."""
     document = {
         "resourceSpans": [
             {
@@ -199,7 +199,9 @@ def test_json_ids_of_the_wrong_length_get_400(receiver: str) -> None:
         receiver, json.dumps(document).encode(), {"Content-Type": "application/json"}
     )
     assert status == 400
-    assert "traceId 'abcd' is not 16 bytes" in json.loads(body)["message"]
+    message = json.loads(body)["message"]
+    assert "traceId is not 16 bytes but 2 at resourceSpans[0].scopeSpans[0].spans[0]" in message
+    assert "abcd" not in message
 
 
 def test_protobuf_spans_without_valid_ids_are_rejected_in_part(
@@ -235,7 +237,7 @@ def test_full_buffer_gets_503(store: FlakyStore) -> None:
     with serve_in_thread(create_app(pipeline)) as url:
         assert post(url, rag_body("first"), {"Content-Type": PROTOBUF})[0] == 200
         status, _, headers = post(url, rag_body("second"), {"Content-Type": PROTOBUF})
-        assert status == 503 and headers["retry-after"] == "5"
+        assert status == 503 and headers["retry-after"] == RETRY_AFTER_SECONDS
         pipeline.flush_all()
         assert post(url, rag_body("second"), {"Content-Type": PROTOBUF})[0] == 200
     pipeline.flush_all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -11,6 +12,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -18,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode
 
 from faithmon.errors import DecodeError
-from faithmon.ingest.otlp import decode_traces, export_response
+from faithmon.ingest.otlp import JSON, decode_traces, export_response
 
 HEX_32 = re.compile(r"^[0-9a-f]{32}$")
 HEX_16 = re.compile(r"^[0-9a-f]{16}$")
@@ -154,3 +156,118 @@ def test_export_response_reports_rejected_spans() -> None:
     assert response.HasField("partial_success")
     assert response.partial_success.rejected_spans == 2
     assert response.partial_success.error_message == "invalid trace id"
+
+
+# Hostile JSON: every fault is a DecodeError that names a place, never a value.
+
+SECRET = "SECRET-7f3a"
+GOOD_IDS = {"traceId": "01" * 16, "spanId": "02" * 8}
+
+
+def json_spans(*spans: dict[str, object]) -> bytes:
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+    return json.dumps(document).encode()
+
+
+def decode_error(body: bytes) -> str:
+    with pytest.raises(DecodeError) as caught:
+        decode_traces(body, JSON)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"[" * 100_000, "JSON nested too deeply"),
+        (b'{"a":' * 100_000, "JSON nested too deeply"),
+        (b'["x"]', "expected a JSON object"),
+        (b'{"resourceSpans": 7', "not JSON"),
+        (b'{"a": "\xff"}', "not UTF-8 at byte 7"),
+        (
+            b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": 1'
+            + b"0" * 5000
+            + b"}]}]}]}",
+            "a JSON value Python cannot read",
+        ),
+    ],
+)
+def test_unreadable_json_is_a_decode_error(body: bytes, expected: str) -> None:
+    """Nesting past the recursion limit, non-objects and broken text are DecodeErrors."""
+    assert expected in decode_error(body)
+
+
+def test_unpaired_surrogates_are_rejected_where_they_are() -> None:
+    """A lone surrogate in a value, an attribute key or an unknown key is a DecodeError."""
+    in_name = json_spans({**GOOD_IDS, "name": "\ud800" + SECRET})
+    assert decode_error(in_name).endswith(
+        "an unpaired surrogate at resourceSpans[0].scopeSpans[0].spans[0].name"
+    )
+    in_key = json_spans(
+        {**GOOD_IDS, "attributes": [{"key": "\udc00", "value": {"stringValue": SECRET}}]}
+    )
+    assert decode_error(in_key).endswith("spans[0].attributes[0].key")
+    # upb answers an unknown key holding a surrogate with SystemError, never reached here.
+    unknown = b'{"resourceSpans": [{"\\ud800' + SECRET.encode() + b'": 1}]}'
+    message = decode_error(unknown)
+    assert message.endswith("at resourceSpans[0].<unknown field>")
+    assert SECRET not in message
+
+
+def test_paired_surrogates_and_nul_are_text() -> None:
+    """An escaped emoji (a surrogate pair) and a NUL decode as ordinary characters."""
+    body = json_spans({**GOOD_IDS, "name": "\U0001f600 a\x00b"})
+    assert b"\\ud83d\\ude00" in body
+    [span], rejected = decode_traces(body, JSON)
+    assert span.name == "\U0001f600 a\x00b" and rejected == 0
+
+
+@pytest.mark.parametrize(
+    ("span", "expected"),
+    [
+        ({**GOOD_IDS, "traceId": SECRET}, "traceId is not hex (11 characters) at resourceSpans"),
+        ({**GOOD_IDS, "spanId": "ab"}, "spanId is not 8 bytes but 1 at resourceSpans"),
+        ({**GOOD_IDS, "startTimeUnixNano": SECRET}, "an invalid value in resourceSpans."),
+        ({**GOOD_IDS, "droppedAttributesCount": -1}, "a number out of range"),
+        (
+            {**GOOD_IDS, "attributes": [{"key": "k", "value": {"boolValue": SECRET}}]},
+            "an invalid value at resourceSpans[0].scopeSpans[0].spans[0].attributes[0]",
+        ),
+        (
+            {
+                **GOOD_IDS,
+                "attributes": [{"key": "k", "value": {"boolValue": True, "stringValue": SECRET}}],
+            },
+            "more than one value of a oneof",
+        ),
+    ],
+)
+def test_bad_fields_are_named_without_their_values(span: dict[str, object], expected: str) -> None:
+    """The message gives the field, a length and the position, and never the value sent."""
+    message = decode_error(json_spans(span))
+    assert expected in message
+    assert SECRET not in message and "'ab'" not in message
+
+
+def test_kvlists_nested_past_protobufs_limit_are_rejected_briefly() -> None:
+    """A kvlist 200 levels deep is refused at protobuf's depth limit, in a short message."""
+    value: dict[str, object] = {"stringValue": SECRET}
+    for _ in range(200):
+        value = {"kvlistValue": {"values": [{"key": "k", "value": value}]}}
+    message = decode_error(json_spans({**GOOD_IDS, "attributes": [{"key": "k", "value": value}]}))
+    assert "nesting too deep" in message and len(message) < 200
+
+
+def test_protobuf_nested_past_the_limit_is_a_decode_error() -> None:
+    """A protobuf AnyValue nested 120 arrays deep fails in upb, as a DecodeError."""
+    value = AnyValue(string_value=SECRET)
+    for _ in range(120):
+        outer = AnyValue()
+        outer.array_value.values.add().CopyFrom(value)
+        value = outer
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id = b"\x01" * 16, b"\x02" * 8
+    span.attributes.add(key="k").value.CopyFrom(value)
+    with pytest.raises(DecodeError, match="MaxDepth") as caught:
+        decode_traces(request.SerializeToString())
+    assert SECRET not in str(caught.value)
