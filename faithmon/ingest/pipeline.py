@@ -84,8 +84,6 @@ class Pipeline:
         self._max_traces = max_traces
         self._save_batch = save_batch
         self._spool = spool
-        # trace id → spool segment → entries of the trace in it, until the trace settles
-        self._open: dict[str, Counter[int]] = {}
         self._decided: list[str] = []
         self._save_sampling = save_sampling
         self._tallies: Counter[tuple[datetime, str, str]] = Counter()
@@ -148,29 +146,15 @@ class Pipeline:
             full = self._full(len(items))
             if full is not None:
                 raise SaturatedError(full)
-        segment = 0
-        traces = {item.trace_id for item in items}
         if self._spool is not None and items:
-            segment = self._spool.append(encode(items), len(traces))
+            self._spool.append(encode(items), {item.trace_id for item in items})
         with self._lock:
             self._assembler.add(items)
-            if self._spool is not None:
-                self._hold(traces, segment)
             self.stats["spans"] += len(items)
 
-    def _hold(self, traces: Iterable[str], segment: int) -> None:
-        for trace_id in traces:
-            self._open.setdefault(trace_id, Counter())[segment] += 1
-
     def _settle(self, trace_ids: Iterable[str]) -> None:
-        if self._spool is None:
-            return
-        counts: Counter[int] = Counter()
-        with self._lock:
-            for trace_id in trace_ids:
-                counts.update(self._open.pop(trace_id, Counter()))
-        if counts:
-            self._spool.settle(dict(counts))
+        if self._spool is not None:
+            self._spool.settle(trace_ids)
 
     def recover(self) -> int:
         """Replay what an earlier process left in the spool; returns the spans replayed.
@@ -182,11 +166,9 @@ class Pipeline:
             return 0
         replayed = 0
         for segment, items in self._spool.recovered():
-            traces = {item.trace_id for item in items}
-            self._spool.hold(segment, len(traces))
+            self._spool.hold(segment, {item.trace_id for item in items})
             with self._lock:
                 self._assembler.add(items)
-                self._hold(traces, segment)
             replayed += len(items)
             if self._full() is not None:
                 self.flush_all()

@@ -27,7 +27,8 @@ import os
 import struct
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,8 @@ class Spool:
         self._max_bytes = max_bytes
         self._segment_bytes = segment_bytes
         self._segments: dict[int, _Segment] = {}
+        # trace id → segment number → entries of the trace in it, until the trace settles
+        self._traces: dict[str, Counter[int]] = {}
         for path in sorted(self.directory.glob(f"*{_SUFFIX}")):
             if path.stem.isdigit():
                 number = int(path.stem)
@@ -167,10 +170,10 @@ class Spool:
         _fsync_dir(self.directory)
         return segment
 
-    def append(self, payload: bytes, traces: int) -> int:
-        """Write one entry of ``traces`` traces and wait until it is on disk.
+    def append(self, payload: bytes, traces: Iterable[str]) -> None:
+        """Write one entry holding spans of ``traces`` and wait until it is on disk.
 
-        Returns the segment's number, under which the caller settles the traces.
+        The entry stays until every one of those traces is settled.
 
         Raises SaturatedError when the spool is full or the disk refuses the write.
         """
@@ -186,11 +189,15 @@ class Spool:
             except OSError as exc:
                 raise SaturatedError(f"the spool cannot be written ({exc.strerror})") from None
             segment.size += len(entry)
-            segment.open += traces
+            self._hold(segment, traces)
             self._written += 1
             mine = self._written
         self._sync(mine)
-        return segment.number
+
+    def _hold(self, segment: _Segment, traces: Iterable[str]) -> None:
+        for trace_id in traces:
+            self._traces.setdefault(trace_id, Counter())[segment.number] += 1
+            segment.open += 1
 
     def _sync(self, entry: int) -> None:
         # Group commit: one fsync covers every entry written before it started.
@@ -219,10 +226,13 @@ class Spool:
         if old.open <= 0:
             self._delete(old)
 
-    def settle(self, segments: dict[int, int]) -> None:
-        """``segments`` maps a segment's number to how many of its traces were stored."""
+    def settle(self, trace_ids: Iterable[str]) -> None:
+        """These traces are stored (or decided): segments nothing else holds are deleted."""
         with self._lock:
-            for number, count in segments.items():
+            counts: Counter[int] = Counter()
+            for trace_id in trace_ids:
+                counts.update(self._traces.pop(trace_id, Counter()))
+            for number, count in counts.items():
                 segment = self._segments.get(number)
                 if segment is None:
                     continue
@@ -286,12 +296,12 @@ class Spool:
                 continue
             yield payload
 
-    def hold(self, number: int, traces: int) -> None:
-        """Count ``traces`` of a recovered segment as open until they are settled."""
+    def hold(self, number: int, traces: Iterable[str]) -> None:
+        """Hold a recovered segment for ``traces`` until they are settled."""
         with self._lock:
             segment = self._segments.get(number)
             if segment is not None:
-                segment.open += traces
+                self._hold(segment, traces)
 
     def close(self) -> None:
         with self._lock:
