@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -200,3 +201,38 @@ def test_buffered_bytes_are_bounded(save: ListSave, clock: list[int]) -> None:
     assert pipeline.saturated
     with pytest.raises(SaturatedError, match="MB of spans wait"):
         pipeline.submit([IngestSpan(f"{3:032x}", f"{3:016x}", None, "root", 0, 1)])
+
+
+def test_sampling_tallies_hold_no_raw_pii(
+    save: ListSave, clock: list[int], make_trace: MakeTrace
+) -> None:
+    """Sampling counts and dropped-trace rows are taken on scrubbed labels: an e-mail in a
+    segment label reaches them only as its pseudonym, the same one every time."""
+    from faithmon.ingest.sampler import PolicySampler, SamplingPolicy
+    from faithmon.model import DroppedTrace, SamplingTally
+
+    saved: list[tuple[list[SamplingTally], list[DroppedTrace]]] = []
+    pipeline = pipeline_with(
+        save,
+        clock,
+        sampler=PolicySampler(
+            SamplingPolicy(segment_by=("route",), exclude=(("route", "jane@example.com"),))
+        ),
+        scrubber=PiiScrubber(b"0123456789abcdef"),
+        save_sampling=lambda tallies, dropped: saved.append((list(tallies), list(dropped))),
+    )
+    for _ in range(2):
+        spans = make_trace("q", "a")
+        pipeline.submit(
+            [
+                replace(s, attributes={**s.attributes, "faithmon.label.route": "jane@example.com"})
+                for s in spans
+            ]
+        )
+        pipeline.flush_all()
+    text = repr(saved)
+    assert saved and "jane@example.com" not in text
+    segments = {tuple(t.segment.items()) for batch, _ in saved for t in batch}
+    [(key, pseudonym)] = {pair for segment in segments for pair in segment}
+    assert key == "route" and pseudonym.startswith("<EMAIL_")
+    assert [d.segment for _, batch in saved for d in batch] == [{"route": pseudonym}] * 2
