@@ -113,7 +113,7 @@ def serve(host: str, port: int, grpc_port: int) -> None:
         if spool is not None:
             stack.callback(spool.close)
         pipeline = runtime.store_pipeline(settings, sessions, spool=spool)
-        pipeline.recover()
+        pipeline.recover(runtime.make_stored(sessions))
         grpc = (
             grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)[0]
             if grpc_port

@@ -6,7 +6,7 @@ import importlib
 import logging
 import os
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -35,7 +35,7 @@ from .model import (
     SaveSamplingFn,
 )
 from .store import engine as store_engine
-from .store import writes
+from .store import repo, writes
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +74,16 @@ def make_save_sampling(sessions: sessionmaker[Session]) -> SaveSamplingFn:
         writes.save_sampling(sessions, tallies, dropped)
 
     return save
+
+
+def make_stored(sessions: sessionmaker[Session]) -> Callable[[Collection[str]], set[str]]:
+    """Which of some trace ids the store already holds (a spool replay skips them)."""
+
+    def stored(trace_ids: Collection[str]) -> set[str]:
+        with sessions() as session:
+            return repo.stored_trace_ids(session, trace_ids)
+
+    return stored
 
 
 def open_spool(settings: Settings) -> Spool | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -46,6 +46,16 @@ from .spool import Spool, encode
 from .storable import storable, storable_feedback, storable_labels
 
 logger = logging.getLogger(__name__)
+
+
+def _known(stored: Callable[[Collection[str]], set[str]] | None, traces: set[str]) -> set[str]:
+    if stored is None or not traces:
+        return set()
+    try:
+        return stored(traces)
+    except Exception as exc:  # the store is down: replay all, saves are idempotent
+        logger.warning("faithmon: could not ask the store what it holds (%s)", type(exc).__name__)
+        return set()
 
 
 class Pipeline:
@@ -156,17 +166,22 @@ class Pipeline:
         if self._spool is not None:
             self._spool.settle(trace_ids)
 
-    def recover(self) -> int:
+    def recover(self, stored: Callable[[Collection[str]], set[str]] | None = None) -> int:
         """Replay what an earlier process left in the spool; returns the spans replayed.
 
-        Called before the receiver starts; records already stored are kept as they
-        are (trace ids are unique), so replaying twice adds nothing.
+        Called before the receiver starts. ``stored`` names the trace ids the store
+        already holds: those are not replayed (nor counted again by sampling). Without
+        it, or while the store cannot answer, everything is replayed, and records
+        already stored are kept as they are (trace ids are unique).
         """
         if self._spool is None:
             return 0
         replayed = 0
         for segment, items in self._spool.recovered():
-            self._spool.hold(segment, {item.trace_id for item in items})
+            traces = {item.trace_id for item in items}
+            done = _known(stored, traces)
+            items = [item for item in items if item.trace_id not in done]
+            self._spool.hold(segment, traces - done)
             with self._lock:
                 self._assembler.add(items)
             replayed += len(items)

@@ -119,6 +119,18 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
     return written
 
 
+def stored_trace_ids(session: Session, trace_ids: Iterable[str]) -> set[str]:
+    """The trace ids among ``trace_ids`` that have a stored record."""
+    wanted = list(trace_ids)
+    found: set[str] = set()
+    for start in range(0, len(wanted), 1000):
+        chunk = wanted[start : start + 1000]
+        found.update(
+            session.scalars(select(RecordRow.trace_id).where(RecordRow.trace_id.in_(chunk)))
+        )
+    return found
+
+
 def _to_chunks(items: list[dict[str, Any]] | None) -> tuple[Chunk, ...]:
     return tuple(
         Chunk(

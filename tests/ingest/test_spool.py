@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pytest
@@ -208,3 +208,27 @@ def test_a_spool_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(ConfigError, match="FAITHMON_SPOOL_DIR: cannot use"):
         Spool(tmp_path / "file" / "spool", max_bytes=1 << 20)
+
+
+def test_a_replay_skips_traces_the_store_already_holds(tmp_path: Path) -> None:
+    """Traces stored before the crash are not replayed; a store that cannot answer means all
+    are replayed (saves are idempotent)."""
+    for folder, stored, replayed in (("up", True, 4), ("down", False, 10)):
+        first = Spool(tmp_path / folder, max_bytes=10 << 20)
+        store = Store()
+        receiver = pipeline(store, first)
+        for n in range(5):
+            receiver.submit(spans(trace_id(n)))
+        crash(first)
+
+        def ask(ids: Collection[str], up: bool = stored) -> set[str]:
+            if not up:
+                raise ConnectionError("database is down")
+            return {trace_id(n) for n in range(3)} & set(ids)
+
+        again = Spool(tmp_path / folder, max_bytes=10 << 20)
+        restarted = pipeline(store, again)
+        assert restarted.recover(ask) == replayed
+        assert restarted.flush_all() == replayed // 2
+        again.close()
+        assert list((tmp_path / folder).glob("*.spool")) == []
