@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -12,11 +12,14 @@ import uvicorn
 
 
 @contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
+def serve_in_thread(
+    app: Any, config: Callable[[Any, str, int], uvicorn.Config] | None = None
+) -> Iterator[str]:
     """Yield the base URL of ``app`` served by uvicorn on 127.0.0.1.
 
     The socket is bound and listening before the thread starts, so clients can
-    connect at once: the kernel queues them until uvicorn accepts.
+    connect at once: the kernel queues them until uvicorn accepts. ``config``
+    builds uvicorn's settings from (app, host, port) (faithmon's own: serving.config).
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -25,7 +28,12 @@ def serve_in_thread(app: Any) -> Iterator[str]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    settings = (
+        uvicorn.Config(app, log_level="warning", lifespan="off")
+        if config is None
+        else config(app, "127.0.0.1", port)
+    )
+    server = uvicorn.Server(settings)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

@@ -6,15 +6,13 @@ import gzip
 import json
 import logging
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import uvicorn
 from google.rpc import status_pb2
 
 from faithmon import serving
@@ -211,23 +209,9 @@ def test_a_trickling_body_meets_the_deadline(receiver: str) -> None:
 # Item 4: Retry-After outlasts the keep-alive, which the server sets itself.
 
 
-@contextmanager
-def serve_as_in_production(app: Any) -> Iterator[str]:
+def serve_as_in_production(app: Any) -> AbstractContextManager[str]:
     """``app`` under uvicorn with faithmon's own settings (serving.config), on 127.0.0.1."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(serving.config(app, "127.0.0.1", port))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    return serve_in_thread(app, serving.config)
 
 
 def test_retry_after_outlasts_the_keep_alive(records: list[RagRecord]) -> None:
