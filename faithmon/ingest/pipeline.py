@@ -4,16 +4,13 @@
                                 └→ feedback spans → scrub → save_feedback(items)
 
 ``save`` is a plain callable (the CLI hands in the store's writer). Records are
-made storable (``storable.py``) before it sees them; it raises only when the
-store itself fails (a record the database refuses is the store's to isolate).
-Then the records wait in a bounded backlog and are retried on the next tick.
-
-With a spool (``spool.py``) every accepted export is on disk before ``submit``
-returns, and a trace's entries are settled once its record is stored or it was
-decided not to store it; the receiver keeps accepting while the database is
+made storable (``storable.py``) first; ``save`` raises only when the store fails
+(it isolates a record the database refuses), and then the records wait in a
+bounded backlog, retried on the next tick. With a spool (``spool.py``) every
+accepted export is on disk before ``submit`` returns and is settled once its
+traces are stored or decided: the receiver keeps accepting while the database is
 down, until the spool or the backlog is full. Without one (the in-process
-processor), a failing store makes the pipeline report itself saturated, so the
-receiver answers 503 and exporters hold their spans instead of losing them.
+processor), a failing store makes the pipeline saturated (503: exporters retry).
 """
 
 from __future__ import annotations
@@ -41,6 +38,7 @@ from ..model import (
 )
 from .assemble import Assembled, TraceAssembler
 from .extract import extract, extract_feedback
+from .memory import Releaser
 from .spans import TraceItem
 from .spool import Spool, encode
 from .storable import storable, storable_feedback, storable_labels
@@ -94,6 +92,7 @@ class Pipeline:
         self._max_traces = max_traces
         self._save_batch = save_batch
         self._spool = spool
+        self.memory = Releaser()
         self._decided: list[str] = []
         self._save_sampling = save_sampling
         self._tallies: Counter[tuple[datetime, str, str]] = Counter()
@@ -196,7 +195,9 @@ class Pipeline:
         with self._process_lock:
             with self._lock:
                 traces = self._assembler.pop_ready()
-            return self._process_in_slices(traces)
+            saved = self._process_in_slices(traces)
+        self.memory.observe(self._assembler.bytes_in_flight)
+        return saved
 
     def flush_all(self) -> int:
         """Build and save every buffered trace now (shutdown, the demo, tests)."""
