@@ -86,7 +86,8 @@ threading.Thread(target=watch, daemon=True).start()
 
 async def stats(request):
     return JSONResponse({"saved": saved[0], "peak_bytes_in_flight": peak[0],
-                         "stats": dict(pipeline.stats)})
+                         "bytes_in_flight": pipeline._assembler.bytes_in_flight,
+                         "trims": pipeline.memory.trims, "stats": dict(pipeline.stats)})
 
 app = create_app(pipeline, int(sys.argv[2]), run_pipeline=True,
                  extra_routes=[Route("/bench/stats", stats)])
@@ -378,7 +379,13 @@ def run_overload(sizes: Sizes, workdir: Path) -> dict[str, Any]:
         for thread in threads:
             thread.join()
         healthz_after = _request(port, "GET", "/healthz")
+        # Drained: traces kept for late spans age out; then the RSS a quiet receiver keeps.
+        deadline = time.monotonic() + 60
+        while _stats(server)["bytes_in_flight"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1)  # one more pipeline tick, which trims after the drain
         stats = _stats(server)
+        drained = _rss_mib(server.process.pid, "VmRSS")
         peak = server.peak_rss_mib()
     return {
         "seconds": sizes.overload_seconds,
@@ -388,6 +395,7 @@ def run_overload(sizes: Sizes, workdir: Path) -> dict[str, Any]:
         "accepted_mb": accepted_bytes[0] / 1e6,
         "idle_rss_mib": idle,
         "peak_rss_mib": peak,
+        "drained_rss_mib": drained,
         "peak_bytes_in_flight_mib": stats["peak_bytes_in_flight"] / 1024 / 1024,
         "healthz_after": healthz_after,
         "server_stats": stats,
@@ -466,7 +474,8 @@ def render_report(
         f"  server RSS idle {overload['idle_rss_mib']:.0f} MiB, peak (VmHWM) "
         f"{overload['peak_rss_mib']:.0f} MiB = idle + "
         f"{overload['peak_rss_mib'] - overload['idle_rss_mib']:.0f} MiB against a "
-        f"{overload['cap_mib']} MiB cap",
+        f"{overload['cap_mib']} MiB cap; drained: {overload['drained_rss_mib']:.0f} MiB "
+        f"({overload['server_stats']['trims']} trims)",
         f"  buffer's own count at its peak: {overload['peak_bytes_in_flight_mib']:.1f} MiB; "
         f"/healthz after: {overload['healthz_after']}",
     ]
