@@ -234,7 +234,7 @@ def sentinel_list(as_json: bool) -> None:
 @click.option("--name", default=None, help="One set (default: all).")
 def sentinel_run(name: str | None) -> None:
     """Run the sentinel sets through the current judge now."""
-    from . import worker as jobs
+    from . import jobs
 
     settings = _settings()
     _configure_logging(settings.log_level)

@@ -31,7 +31,7 @@ def _state(reading: drift.Reading) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def drift_status(as_json: bool) -> None:
     """Each detector's baseline, current rate with a 95% interval, CUSUM, threshold and state."""
-    from . import worker as jobs
+    from . import jobs
 
     settings = _settings()
     judge_ = runtime.make_judge(settings)
@@ -105,7 +105,7 @@ def drift_calibrate(days: int, dry_run: bool, reset: bool, as_json: bool) -> Non
     sets the threshold that holds its share of FAITHMON_DRIFT_FALSE_ALARMS; the
     history is replayed to show the alarms each threshold would have raised.
     """
-    from . import worker as jobs
+    from . import jobs
     from .store import thresholds as store_thresholds
 
     settings = _settings()

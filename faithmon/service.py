@@ -13,8 +13,7 @@ from typing import IO
 from sqlalchemy import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import runtime
-from . import worker as jobs
+from . import jobs, runtime, worker
 from .config import Settings
 from .drift import DriftConfig
 from .errors import ConfigError
@@ -150,7 +149,7 @@ def _run(
                 f"scored {scored} records; {changes} alert changes; "
                 f"retention deleted {deleted} records"
             )
-        jobs.run(
+        worker.run(
             [
                 (score, settings.score_interval),
                 (detect, settings.drift_interval),

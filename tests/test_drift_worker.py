@@ -15,13 +15,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from faithmon import drift
 from faithmon.alerts import Policy
 from faithmon.cli import main
+from faithmon.jobs import check_drift, run_sentinels, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord, SamplingTally
 from faithmon.store import repo
 from faithmon.store import sampling as store_sampling
 from faithmon.store import sentinels as store_sentinels
 from faithmon.store import thresholds as store_thresholds
-from faithmon.worker import check_drift, run_sentinels, score_pending
 from tests.timing import days_ago
 
 T0 = days_ago(2)  # midnight, so the first records share an hour

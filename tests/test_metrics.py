@@ -9,10 +9,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
 
 from faithmon.api import metrics as metrics_api
+from faithmon.jobs import score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord
 from faithmon.store import repo
-from faithmon.worker import score_pending
 from tests.servers import serve_in_thread
 from tests.timing import days_ago
 

@@ -15,12 +15,12 @@ from faithmon import runtime
 from faithmon.cli import main
 from faithmon.config import Settings
 from faithmon.ingest.spans import IngestSpan
+from faithmon.jobs import apply_retention, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, DroppedTrace, RagRecord, SamplingTally
 from faithmon.store import repo
 from faithmon.store import sampling as store_sampling
 from faithmon.store.tables import RecordRow
-from faithmon.worker import apply_retention, score_pending
 from tests.timing import days_ago
 
 T0 = days_ago(1, hour=9)  # on the hour, so an hourly tally's hour equals it

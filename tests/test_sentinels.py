@@ -13,11 +13,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon import drift, sentinels
 from faithmon.cli import main
+from faithmon.jobs import check_drift, run_sentinels, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Claim, Judgement, RagRecord
 from faithmon.store import repo
 from faithmon.store import sentinels as store_sentinels
-from faithmon.worker import check_drift, run_sentinels, score_pending
 from tests.timing import days_ago
 
 CONTEXT = "Order A17 shipped on 3 March by courier."

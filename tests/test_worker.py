@@ -17,11 +17,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from faithmon import drift, runtime
 from faithmon.alerts import ListSink
 from faithmon.config import Settings
+from faithmon.jobs import RetryPolicy, check_drift, score_pending
+from faithmon.jobs.score import _settle
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Judgement, RagRecord
 from faithmon.store import repo
 from faithmon.store.tables import RecordRow
-from faithmon.worker import RetryPolicy, _settle, check_drift, score_pending
 from tests.timing import days_ago, wait_for
 
 # Relative to today: a fixed date ages past the scheduled worker's retention window.

@@ -14,13 +14,13 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from faithmon.jobs import run_sentinels, score_pending
 from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
 from faithmon.model import Chunk, RagRecord
 from faithmon.store import engine as store_engine
 from faithmon.store import repo
 from faithmon.store import sentinels as store_sentinels
 from faithmon.store.tables import EvaluationRow, RecordRow
-from faithmon.worker import run_sentinels, score_pending
 from tests.judge_server import SupportingJudge
 from tests.servers import serve_in_thread
 from tests.timing import days_ago, wait_for
@@ -261,7 +261,7 @@ def test_retryable_failure_defers_then_gives_up_as_judge_error(
     sessions: sessionmaker[Session], judge_server: tuple[SupportingJudge, str]
 ) -> None:
     """Persistent 503s put the record back with a backoff, then settle it as judge_error."""
-    from faithmon.worker import RetryPolicy
+    from faithmon.jobs import RetryPolicy
 
     server, url = judge_server
     server.failures = [(503, {"Retry-After": "0"}, {"message": "down", "type": "server"})] * 20

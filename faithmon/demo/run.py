@@ -13,8 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import faithmon_instrumentation as fm
 
-from .. import drift, runtime
-from .. import worker as jobs
+from .. import drift, jobs, runtime
 from ..alerts import ListSink, describe
 from ..config import Settings
 from ..ingest.processor import PipelineSpanProcessor

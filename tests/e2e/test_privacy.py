@@ -21,11 +21,11 @@ from faker import Faker
 from sqlalchemy import select
 
 import faithmon_instrumentation as fm
+from faithmon.jobs import score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Judgement
 from faithmon.store import engine as store_engine
 from faithmon.store.tables import Base
-from faithmon.worker import score_pending
 
 AREA_CODES = ("212", "312", "415", "617", "646", "303")
 

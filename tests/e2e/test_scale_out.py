@@ -41,10 +41,10 @@ from faithmon import runtime
 from faithmon.alerts import to_json
 from faithmon.config import Settings
 from faithmon.ingest import otlp
+from faithmon.jobs import DriftRun, check_drift, score_pending
 from faithmon.store import engine as store_engine
 from faithmon.store import repo
 from faithmon.store.tables import EvaluationRow, RecordRow
-from faithmon.worker import DriftRun, check_drift, score_pending
 from tests.judge_server import SupportingJudge
 from tests.servers import serve_in_thread
 from tests.timing import wait_for

@@ -1,0 +1,30 @@
+"""The retention job: roll old records into daily aggregates and delete them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+
+from ..store import sampling as store_sampling
+from ._shared import Sessions
+
+logger = logging.getLogger(__name__)
+
+
+def apply_retention(
+    sessions: Sessions,
+    days: int,
+    dimensions: Sequence[str],
+    judge_name: str,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> int:
+    """Delete records older than ``days`` (after rolling them into daily aggregates)."""
+    if days <= 0:
+        return 0
+    cutoff = now() - timedelta(days=days)
+    with sessions() as session, session.begin():
+        deleted = store_sampling.apply_retention(session, cutoff, dimensions, judge_name)
+    if deleted:
+        logger.info("faithmon: retention deleted %d records older than %s", deleted, cutoff)
+    return deleted

@@ -1,0 +1,248 @@
+"""The scoring job: lease pending records, judge them, store evaluations as calls finish."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.orm import Session
+
+from ..alerts import deliver
+from ..errors import RecordGone
+from ..model import Alert, AlertSink, Judge, Judgement, RagRecord
+from ..store import metrics as store_metrics
+from ..store import repo, work
+from ._shared import STOPPING, Sessions, worker_id
+
+logger = logging.getLogger(__name__)
+
+
+def judge_safely(judge: Judge, question: str, chunks: Sequence[str], answer: str) -> Judgement:
+    """A judge that raises yields a ``judge_error`` judgement with its cause, never a score."""
+    started = time.perf_counter()
+    try:
+        return judge.judge(question, chunks, answer)
+    except Exception as exc:
+        logger.warning("faithmon: judge %s failed: %s", judge.name, type(exc).__name__)
+        return Judgement(
+            judge=judge.name,
+            status="judge_error",
+            error=f"{type(exc).__name__}: {exc}",
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a record whose judge call failed retryably is tried again."""
+
+    max_retries: int = 5
+    base_delay: float = 30.0
+    max_delay: float = 3600.0
+    max_age: float = 24 * 3600.0
+    """Seconds after ingest past which a failing record is given up as judge_error."""
+
+    def delay(self, attempt: int) -> float:
+        return float(min(self.max_delay, self.base_delay * 2.0 ** max(0, attempt - 1)))
+
+
+JUDGE_BLOCKED_RULE = "judge_blocked"
+
+
+def _claim(
+    sessions: Sessions,
+    judge: Judge,
+    owner: str,
+    size: int,
+    lease_seconds: int,
+    daily_token_budget: int,
+    now: datetime,
+) -> tuple[list[tuple[int, RagRecord]], dict[int, tuple[int, datetime]], str | None]:
+    """Lease up to ``size`` records, unless the judge is blocked or the budget is spent."""
+    with sessions() as session, session.begin():
+        blocked = work.judge_block(session, judge.name)
+        if blocked:
+            return [], {}, f"judge {judge.name} is blocked ({blocked})"
+        if daily_token_budget:
+            spent = work.tokens_today(session, now)
+            if spent >= daily_token_budget:
+                return [], {}, f"daily judge budget spent ({spent} tokens); paused until tomorrow"
+        claimed = repo.claim_pending(session, owner, size, lease_seconds)
+        history = repo.attempts_of(session, [i for i, _ in claimed]) if claimed else {}
+    return claimed, history, None
+
+
+def score_pending(
+    sessions: Sessions,
+    judge: Judge,
+    *,
+    batch: int = 100,
+    lease_seconds: int = 300,
+    owner: str | None = None,
+    concurrency: int = 1,
+    retry: RetryPolicy | None = None,
+    daily_token_budget: int = 0,
+    sinks: Sequence[AlertSink] = (),
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    metric_dimensions: Sequence[str] = ("service", "route", "tenant", "model"),
+    on_evaluation: Callable[[RagRecord, Judgement], None] | None = None,
+) -> int:
+    """Score pending records until none is left; returns records settled.
+
+    Judge calls run concurrently up to ``concurrency`` and the queue is kept full:
+    records are leased ahead (up to twice the concurrency, at most ``batch`` at a
+    time) and each finished call is settled at once, so no call waits for a batch.
+    A retryable judge failure puts the record back with a backoff; a permanent one,
+    or one past the retry policy, is stored as ``judge_error`` with its cause. An
+    authentication or billing failure blocks the judge configuration (an alert says
+    so) and stops the queue until `faithmon judge unblock`. A spent daily budget
+    pauses scoring.
+    """
+    owner = owner or worker_id()
+    retry = retry or RetryPolicy()
+    settled = 0
+    refused = threading.Event()
+    in_flight: dict[Future[Judgement | None], tuple[int, RagRecord]] = {}
+    history: dict[int, tuple[int, datetime]] = {}
+    exhausted = False
+
+    def judge_one(record: RagRecord) -> Judgement | None:
+        # Once the configuration is refused or the worker stops, what is still
+        # queued is not sent (its record is given back).
+        if refused.is_set() or STOPPING.is_set():
+            return None
+        judgement = judge_safely(
+            judge, record.question, [c.text for c in record.chunks], record.answer
+        )
+        if judgement.blocks_judge:
+            refused.set()
+        return judgement
+
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="faithmon-judge") as pool:
+        while True:
+            stopping = refused.is_set() or STOPPING.is_set()
+            if not exhausted and not stopping and len(in_flight) < concurrency:
+                size = min(batch, 2 * concurrency - len(in_flight))
+                claimed, more_history, reason = _claim(
+                    sessions, judge, owner, size, lease_seconds, daily_token_budget, now()
+                )
+                if reason is not None:
+                    logger.warning("faithmon: not scoring: %s", reason)
+                exhausted = not claimed
+                history.update(more_history)
+                for record_id, record in claimed:
+                    in_flight[pool.submit(judge_one, record)] = (record_id, record)
+            if not in_flight:
+                break
+            finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            done = [(in_flight.pop(f), f.result()) for f in finished]
+            outcomes = [(rid, judgement) for (rid, _), judgement in done]
+            records = {rid: record for (rid, record), _ in done}
+            saved = _settle(
+                sessions, judge, outcomes, history, retry, sinks, now(), records, metric_dimensions
+            )
+            settled += len(saved)
+            if on_evaluation is not None:
+                for record_id, judgement in saved:
+                    try:
+                        on_evaluation(records[record_id], judgement)
+                    except Exception as exc:  # telemetry never stops scoring
+                        logger.warning(
+                            "faithmon: evaluation telemetry failed (%s)", type(exc).__name__
+                        )
+    if settled:
+        logger.info("faithmon: settled %d records with %s", settled, judge.name)
+    return settled
+
+
+def _settle(
+    sessions: Sessions,
+    judge: Judge,
+    outcomes: Sequence[tuple[int, Judgement | None]],
+    history: Mapping[int, tuple[int, datetime]],
+    retry: RetryPolicy,
+    sinks: Sequence[AlertSink],
+    now: datetime,
+    records: Mapping[int, RagRecord],
+    dimensions: Sequence[str],
+) -> list[tuple[int, Judgement]]:
+    saved: list[tuple[int, Judgement]] = []
+    blocking = next((j for _, j in outcomes if j is not None and j.blocks_judge), None)
+    new_alerts: list[Alert] = []
+    with sessions() as session, session.begin():
+        for record_id, judgement in outcomes:
+            if judgement is None:
+                work.release(session, [record_id])
+                continue
+            work.add_usage(session, judge.name, judgement.usage, now)
+            if blocking is not None and judgement.status == "judge_error":
+                # The configuration is refused, not this record: give it back untouched.
+                work.release(session, [record_id])
+                continue
+            attempts, ingested_at = history.get(record_id, (0, now))
+            age = (now - ingested_at).total_seconds()
+            if (
+                judgement.status == "judge_error"
+                and judgement.retryable
+                and attempts < retry.max_retries
+                and age < retry.max_age
+            ):
+                delay = retry.delay(attempts + 1)
+                work.defer(
+                    session,
+                    record_id,
+                    attempts + 1,
+                    now + timedelta(seconds=delay),
+                    judgement.error or "retryable judge error",
+                )
+                continue
+            record = records.get(record_id)
+            try:
+                inserted = work.settle(session, record_id, judgement)
+            except RecordGone:
+                # Deleted under the lease (by hand, or by retention after another
+                # worker took over the expired lease and scored it): there is nothing
+                # to attach the judgement to, but the rest of the batch is settled.
+                logger.warning(
+                    "faithmon: record %d (trace %s) was deleted while being judged; "
+                    "its judgement is dropped",
+                    record_id,
+                    record.trace_id if record is not None else "?",
+                )
+                continue
+            if inserted:
+                labels = record.labels if record is not None else {}
+                store_metrics.count_evaluation(session, labels, dimensions, judgement)
+            saved.append((record_id, judgement))
+        if blocking is not None:
+            new_alerts = block_refused_judge(session, judge.name, blocking, now)
+    deliver(sinks, new_alerts)
+    return saved
+
+
+def block_refused_judge(
+    session: Session, judge_name: str, refusal: Judgement, now: datetime
+) -> list[Alert]:
+    """Block a judge configuration that was refused (auth, billing); its alert, once."""
+    if not work.block_judge(session, judge_name, refusal.error or "refused"):
+        return []
+    logger.error("faithmon: judge %s blocked: %s", judge_name, refusal.error)
+    return repo.save_alerts(
+        session,
+        [
+            Alert(
+                rule=JUDGE_BLOCKED_RULE,
+                segment={"judge": judge_name},
+                state="firing",
+                severity="critical",
+                opened_at=now,
+                updated_at=now,
+                details={"reason": refusal.error, "action": "faithmon judge unblock"},
+            )
+        ],
+    )
