@@ -53,8 +53,8 @@ from typing import Any
 from common import RESULTS_DIR, cpus, relative
 
 from faithmon import drift
+from faithmon.drift.sentinels import JudgeDriftConfig, judge_drift, score_run
 from faithmon.model import Claim, Judgement, Outcome, SentinelCase, SentinelResult
-from faithmon.sentinels import JudgeDriftConfig, judge_drift, score_run
 
 RESULTS = RESULTS_DIR / "drift.json"
 SEED = 20261201

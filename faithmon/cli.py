@@ -191,7 +191,7 @@ def sentinel() -> None:
 @click.option("--name", required=True, help="The set's name; its version is its content hash.")
 def sentinel_add(file: IO[str], name: str) -> None:
     """Load a JSONL set: question, chunks, answer, expected (supported|unsupported)."""
-    from . import sentinels
+    from .drift import sentinels
     from .store import sentinels as store_sentinels
 
     try:

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .. import sentinels
 from ..alerts import deliver, reconcile, to_tell
+from ..drift import sentinels
 from ..model import AlertSink, Judge, Judgement, Signal
 from ..store import repo, work
 from ..store import sentinels as store_sentinels

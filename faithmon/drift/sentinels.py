@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 
-from .model import Judgement, SentinelCase, SentinelResult
+from ..model import Judgement, SentinelCase, SentinelResult
 
 Case = SentinelCase
 RunResult = SentinelResult
