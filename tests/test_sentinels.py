@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy.orm import Session, sessionmaker
 
-from faithmon import drift, sentinels
+from faithmon import drift
 from faithmon.cli import main
+from faithmon.drift import sentinels
 from faithmon.jobs import check_drift, run_sentinels, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Claim, Judgement, RagRecord
