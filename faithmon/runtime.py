@@ -206,7 +206,7 @@ def store_pipeline(
 def make_sinks(settings: Settings) -> list[AlertSink]:
     """The log sink, plus every sink the settings name; a URL they may not use is refused."""
     from .alerts import LogSink
-    from .sinks import AlertmanagerSink, EmailSink, SlackSink, WebhookSink
+    from .alerts.sinks import AlertmanagerSink, EmailSink, SlackSink, WebhookSink
 
     allow = settings.alert_allow_link_local
     sinks: list[AlertSink] = [LogSink()]
@@ -249,7 +249,7 @@ def make_sinks(settings: Settings) -> list[AlertSink]:
 def _sink_url(setting: str) -> Iterator[None]:
     """A refused sink URL as one ConfigError line naming the setting (never the URL:
     a Slack or webhook URL's path is a secret)."""
-    from .egress import RefusedAddress, RefusedDestination
+    from .alerts.egress import RefusedAddress, RefusedDestination
 
     try:
         yield

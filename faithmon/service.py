@@ -70,7 +70,7 @@ def run_worker(settings: Settings, once: bool) -> str:
     )
     telemetry = None
     if settings.telemetry_endpoint:
-        from .telemetry import EvaluationTelemetry
+        from .alerts.telemetry import EvaluationTelemetry
 
         telemetry = EvaluationTelemetry(settings.telemetry_endpoint, settings.drift_dimensions)
     try:

@@ -7,7 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from faithmon.egress import RefusedAddress, RefusedDestination, check_url, open_checked, resolve
+from faithmon.alerts.egress import (
+    RefusedAddress,
+    RefusedDestination,
+    check_url,
+    open_checked,
+    resolve,
+)
 
 
 @pytest.mark.parametrize(

@@ -25,12 +25,12 @@ from click.testing import CliRunner
 
 from faithmon import runtime
 from faithmon.alerts import ListSink, deliver
+from faithmon.alerts.egress import RefusedAddress
+from faithmon.alerts.sinks import AlertmanagerSink, SlackSink, WebhookSink, sign
 from faithmon.cli import main
 from faithmon.config import Settings
-from faithmon.egress import RefusedAddress
 from faithmon.errors import ConfigError
 from faithmon.model import Alert
-from faithmon.sinks import AlertmanagerSink, SlackSink, WebhookSink, sign
 
 SECRET = "whsec_" + base64.b64encode(b"webhook-secret-of-the-receiver").decode()
 T0 = datetime(2026, 11, 29, 9, tzinfo=UTC)
@@ -163,7 +163,7 @@ def test_email_reaches_a_real_smtp_server() -> None:
     from aiosmtpd.controller import Controller
     from aiosmtpd.handlers import Message
 
-    from faithmon.sinks import EmailSink
+    from faithmon.alerts.sinks import EmailSink
 
     class Inbox(Message):
         def __init__(self) -> None:

@@ -14,11 +14,11 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from sqlalchemy.orm import Session, sessionmaker
 
+from faithmon.alerts.telemetry import EvaluationTelemetry
 from faithmon.jobs import score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord
 from faithmon.store import repo
-from faithmon.telemetry import EvaluationTelemetry
 from tests.timing import days_ago
 
 CONTEXT = "Order A17 shipped on 3 March by courier."

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from .model import Alert, AlertSink, AlertState, Signal, segment_key
+from ..model import Alert, AlertSink, AlertState, Signal, segment_key
 
 logger = logging.getLogger(__name__)
 

@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from email.message import EmailMessage
 from typing import Any
 
+from ..model import Alert, segment_key
 from . import egress
-from .alerts import describe, to_json
-from .model import Alert, segment_key
+from .lifecycle import describe, to_json
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 
-from .model import Judgement, RagRecord
+from ..model import Judgement, RagRecord
 
 EVENT = "gen_ai.evaluation.result"
 EVALUATION_NAME = "faithfulness"
