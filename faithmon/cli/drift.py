@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from . import drift, runtime
-from .cli import _settings
-from .model import segment_key
+from .. import drift, runtime
+from ..model import segment_key
+from ._common import load_settings
 
 
 @click.group("drift")
@@ -31,9 +31,9 @@ def _state(reading: drift.Reading) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def drift_status(as_json: bool) -> None:
     """Each detector's baseline, current rate with a 95% interval, CUSUM, threshold and state."""
-    from . import jobs
+    from .. import jobs
 
-    settings = _settings()
+    settings = load_settings()
     judge_ = runtime.make_judge(settings)
     config = runtime.drift_config(settings)
     with runtime.open_store(settings) as sessions:
@@ -105,10 +105,10 @@ def drift_calibrate(days: int, dry_run: bool, reset: bool, as_json: bool) -> Non
     sets the threshold that holds its share of FAITHMON_DRIFT_FALSE_ALARMS; the
     history is replayed to show the alarms each threshold would have raised.
     """
-    from . import jobs
-    from .store import thresholds as store_thresholds
+    from .. import jobs
+    from ..store import thresholds as store_thresholds
 
-    settings = _settings()
+    settings = load_settings()
     judge_ = runtime.make_judge(settings)
     config = runtime.drift_config(settings)
     if config.threshold is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import Chunk, Claim, Judgement, StoredRecord
+from ..model import Chunk, Claim, Judgement, StoredRecord
 
 
 def chunk_json(chunk: Chunk) -> dict[str, Any]:

@@ -1,0 +1,155 @@
+"""The process commands: demo, report, serve, worker, rescore."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from .. import runtime
+from ..errors import ConfigError
+from ._common import configure_logging, load_settings
+
+
+@click.command()
+@click.option("--requests", "count", default=400, show_default=True, help="Requests to send.")
+@click.option("--seed", default=7, show_default=True, help="Seed of the simulated traffic.")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="faithmon-report.html",
+    show_default=True,
+    help="Where to write the HTML report.",
+)
+def demo(count: int, seed: int, report_path: Path) -> None:
+    """Run the whole loop on a sample RAG app: ingest, score, detect drift, alert."""
+    import os
+
+    from ..demo.run import DEFAULT_DEMO_URL, run_demo
+
+    if "FAITHMON_DATABASE_URL" in os.environ:
+        settings = load_settings()
+    else:
+        # A fresh demo database each run, so the story starts from nothing.
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"faithmon-demo.db{suffix}").unlink(missing_ok=True)
+        settings = replace(load_settings(), database_url=DEFAULT_DEMO_URL)
+    configure_logging("WARNING")
+    run_demo(settings, requests=count, seed=seed, out=sys.stdout, report=report_path)
+
+
+@click.command()
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="faithmon-report.html",
+    show_default=True,
+    help="Where to write the HTML report.",
+)
+def report(out_path: Path) -> None:
+    """Write a self-contained HTML report: rates over time per segment, alerts, examples."""
+    from ..report import write_report
+
+    settings = load_settings()
+    judge_ = runtime.make_judge(settings)
+    with runtime.open_store(settings) as sessions:
+        write_report(sessions, judge_.name, out_path)
+    click.echo(f"report: {out_path}")
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=4318, show_default=True, help="OTLP/HTTP port.")
+@click.option(
+    "--grpc-port", default=4317, show_default=True, help="OTLP/gRPC port; 0 turns gRPC off."
+)
+def serve(host: str, port: int, grpc_port: int) -> None:
+    """Receive OTLP traces and logs (HTTP and gRPC) and store RAG records."""
+    from .. import serving
+    from ..api import metrics as metrics_api
+    from ..ingest import grpc_server
+    from ..ingest.http import create_app
+
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    try:
+        spool = runtime.open_spool(settings)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    with runtime.open_store(settings) as sessions, contextlib.ExitStack() as stack:
+        if spool is not None:
+            stack.callback(spool.close)
+        pipeline = runtime.store_pipeline(settings, sessions, spool=spool)
+        pipeline.recover(runtime.make_stored(sessions))
+        grpc = (
+            grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)[0]
+            if grpc_port
+            else None
+        )
+
+        def stop_grpc() -> None:
+            if grpc is not None:
+                grpc.stop(grace=5).wait()
+
+        app = create_app(
+            pipeline,
+            settings.max_body_bytes,
+            run_pipeline=True,
+            before_stop=stop_grpc,
+            extra_routes=[metrics_api.route(sessions)],
+        )
+        logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
+        serving.serve(app, host, port, pipeline, before_drain=stop_grpc)
+
+
+@click.command()
+@click.option("--once", is_flag=True, help="Run each job once and exit.")
+@click.option("--check", is_flag=True, help="Exit 0 if a worker's heartbeat is fresh, else 1.")
+def worker(once: bool, check: bool) -> None:
+    """Score pending records, detect drift and apply retention on a schedule."""
+    from .. import service
+
+    settings = load_settings()
+    if check:
+        sys.exit(0 if service.healthy(settings) else 1)
+    configure_logging(settings.log_level)
+    try:
+        summary = service.run_worker(settings, once)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    if once:
+        click.echo(summary)
+
+
+@click.command()
+@click.option("--since", required=True, type=click.DateTime(), help="Start of the window (UTC).")
+@click.option("--until", type=click.DateTime(), default=None, help="End of the window (UTC).")
+@click.option("--segment", multiple=True, help="Only records with this label=value.")
+def rescore(since: datetime, until: datetime | None, segment: tuple[str, ...]) -> None:
+    """Queue a window for scoring again by the current judge; earlier evaluations stay."""
+    from ..store import work
+
+    settings = load_settings()
+    judge = runtime.make_judge(settings)
+    pairs = {}
+    for item in segment:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise click.ClickException(f"--segment expects label=value, got {item!r}")
+        pairs[name] = value
+    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+        queued = work.reset_for_rescore(
+            session,
+            judge.name,
+            since.replace(tzinfo=UTC),
+            until.replace(tzinfo=UTC) if until else None,
+            pairs,
+        )
+    click.echo(f"queued {queued} records for {judge.name}; the worker scores them")

@@ -1,0 +1,76 @@
+"""`faithmon sample explain|counts`: sampling decisions and tallies."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .. import runtime
+from ..model import segment_key
+from ._common import load_settings
+
+
+@click.group()
+def sample() -> None:
+    """Sampling decisions and counts."""
+
+
+@sample.command("explain")
+@click.argument("trace_id")
+def sample_explain(trace_id: str) -> None:
+    """Say why a trace was or was not kept."""
+    from ..ingest.sampler import ratio_keeps
+    from ..store import sampling as store_sampling
+
+    trace_id = trace_id.strip().lower()
+    if len(trace_id) != 32 or not all(c in "0123456789abcdef" for c in trace_id):
+        raise click.ClickException("a trace id is 32 hexadecimal digits")
+    settings = load_settings()
+    with runtime.open_store(settings) as sessions, sessions() as session:
+        found = store_sampling.decision_for(session, trace_id)
+    if found is not None:
+        where, facts = found
+        click.echo(f"{trace_id}: {where} ({facts['reason']})")
+        for key, value in facts.items():
+            if key != "reason":
+                click.echo(f"  {key}: {value}")
+        return
+    rate = settings.sample_rate
+    if ratio_keeps(trace_id, rate):
+        click.echo(
+            f"{trace_id}: not seen. At FAITHMON_SAMPLE_RATE={rate} its id would be kept, so it "
+            "did not reach this faithmon (or is still being assembled, or was not a RAG trace)."
+        )
+    else:
+        click.echo(
+            f"{trace_id}: not stored. At FAITHMON_SAMPLE_RATE={rate} its id falls outside the "
+            "sample (sampled_out), unless a keep rule applied; faithmon may also never have "
+            "seen it."
+        )
+
+
+@sample.command("counts")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def sample_counts(as_json: bool) -> None:
+    """Seen and kept records per segment and hour, for correcting rates for sampling."""
+    from ..store import sampling as store_sampling
+
+    settings = load_settings()
+    with runtime.open_store(settings) as sessions, sessions() as session:
+        tallies = store_sampling.sampling_counts(session)
+    rows = [
+        {
+            "hour": t.hour.isoformat(),
+            "segment": dict(t.segment),
+            "reason": t.reason,
+            "count": t.count,
+        }
+        for t in tallies
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for tally in tallies:
+        segment = segment_key(tally.segment) or "-"
+        click.echo(f"{tally.hour.isoformat()}  {segment:<40} {tally.reason:<24} {tally.count}")

@@ -1,0 +1,83 @@
+"""`faithmon sentinel add|list|run`: sets of known cases that check the judge."""
+
+from __future__ import annotations
+
+import json
+from typing import IO
+
+import click
+
+from .. import runtime
+from ..errors import ConfigError
+from ._common import configure_logging, load_settings
+
+
+@click.group()
+def sentinel() -> None:
+    """Sentinel sets: known cases that check the judge itself for drift."""
+
+
+@sentinel.command("add")
+@click.argument("file", type=click.File("r"))
+@click.option("--name", required=True, help="The set's name; its version is its content hash.")
+def sentinel_add(file: IO[str], name: str) -> None:
+    """Load a JSONL set: question, chunks, answer, expected (supported|unsupported)."""
+    from ..drift import sentinels
+    from ..store import sentinels as store_sentinels
+
+    try:
+        cases = sentinels.parse_cases(file)
+    except ValueError as exc:
+        raise click.ClickException(f"{file.name}: {exc}") from None
+    version = sentinels.version(cases)
+    settings = load_settings()
+    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+        added = store_sentinels.add_set(session, name, version, cases)
+    state = "added" if added else "already present"
+    click.echo(f"sentinel set {name} version {version}: {len(cases)} cases, {state}")
+
+
+@sentinel.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def sentinel_list(as_json: bool) -> None:
+    """Sentinel sets and their runs, per judge configuration."""
+    from ..store import sentinels as store_sentinels
+
+    settings = load_settings()
+    with runtime.open_store(settings) as sessions, sessions() as session:
+        sets = store_sentinels.latest_sets(session)
+        runs = store_sentinels.list_runs(session)
+    if as_json:
+        listed = [{"name": n, "version": v, "cases": len(c)} for _, n, v, c in sets]
+        click.echo(json.dumps({"sets": listed, "runs": runs}, indent=2))
+        return
+    for _, name, version, cases in sets:
+        click.echo(f"{name} {version}: {len(cases)} cases")
+    for run in runs:
+        click.echo(
+            f"  {run['ran_at']} {run['set']} {run['judge']}: {run['state']}, accuracy "
+            f"{run['accuracy']:.2f}, false flags {run['false_flag_rate']:.2f}, misses "
+            f"{run['miss_rate']:.2f}, gap {run['score_gap']:.2f}"
+        )
+
+
+@sentinel.command("run")
+@click.option("--name", default=None, help="One set (default: all).")
+def sentinel_run(name: str | None) -> None:
+    """Run the sentinel sets through the current judge now."""
+    from .. import jobs
+
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    try:
+        judge_ = runtime.make_judge(settings)
+        sinks = runtime.make_sinks(settings)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    with runtime.open_store(settings) as sessions:
+        done = jobs.run_sentinels(sessions, judge_, sinks=sinks, name=name)
+    for run in done:
+        click.echo(
+            f"{run.name} {run.version}: accuracy {run.result.accuracy:.2f}, judge "
+            f"{run.drift.direction}{' (drift)' if run.drift.drifting else ''}"
+        )
