@@ -18,6 +18,8 @@ from faithmon.cli import main
 from faithmon.jobs import check_drift, run_sentinels, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord, SamplingTally
+from faithmon.store import alerts as store_alerts
+from faithmon.store import outcomes as store_outcomes
 from faithmon.store import repo
 from faithmon.store import sampling as store_sampling
 from faithmon.store import sentinels as store_sentinels
@@ -87,7 +89,7 @@ def test_sampling_weights_come_from_the_stored_counts(sessions: sessionmaker[Ses
             [],
         )
     with sessions() as session:
-        outcomes = repo.outcomes(session, JUDGE.name)
+        outcomes = store_outcomes.outcomes(session, JUDGE.name)
     assert [(o.unsupported, o.weight) for o in outcomes] == [
         (False, 9.5),  # (1 + 1 + 15 + 2) / (1 + 1)
         (True, 1.0),
@@ -126,7 +128,7 @@ def test_alert_resolves_after_recovery_and_the_detector_restarts(
 
     assert [m2(r) for r in runs] == ["firing", "resolved"]
     with sessions() as session:
-        [resolved] = repo.resolved_alerts(session, ["faithfulness_drift"])
+        [resolved] = store_alerts.resolved_alerts(session, ["faithfulness_drift"])
     reset = datetime.fromisoformat(resolved.details["reset_at"])
     after = check_drift(sessions, JUDGE.name, CONFIG, now=lambda: T0)
     reading = next(
@@ -211,7 +213,7 @@ def test_starter_set_and_a_broken_judge_configuration(sessions: sessionmaker[Ses
     [bad] = run_sentinels(sessions, broken)
     assert bad.drift.drifting and bad.drift.direction == "stricter"
     with sessions() as session:
-        [alert] = [a for a in repo.open_alerts(session) if a.rule == "judge_drift"]
+        [alert] = [a for a in store_alerts.open_alerts(session) if a.rule == "judge_drift"]
         trust = store_sentinels.trust_window(session, broken.name)
     assert alert.segment == {"judge": broken.name, "sentinel": "starter"}
     assert alert.details["reference_judge"] == JUDGE.name

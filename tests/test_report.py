@@ -20,6 +20,7 @@ from faithmon.judge import OfflineJudge
 from faithmon.model import Alert, Chunk, Claim, Judgement, RagRecord, StoredRecord, segment_key
 from faithmon.report import render_report
 from faithmon.report.chart import Band, Marker, render_chart
+from faithmon.store import alerts as store_alerts
 from faithmon.store import repo
 from faithmon.store.report import Bucket, ReportData, Series, floor_time, load_report
 
@@ -270,7 +271,7 @@ def seed(sessions: sessionmaker[Session]) -> tuple[list[RagRecord], Alert]:
             repo.save_evaluation(
                 session, ids[record.trace_id], Judgement(JUDGE, "ok", tuple(claims))
             )
-        (alert,) = repo.save_alerts(
+        (alert,) = store_alerts.save_alerts(
             session,
             [
                 replace(drift_alert({"model": "m2"}, [records[9].trace_id]), id=None),

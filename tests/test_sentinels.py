@@ -17,6 +17,7 @@ from faithmon.drift import sentinels
 from faithmon.jobs import check_drift, run_sentinels, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Claim, Judgement, RagRecord
+from faithmon.store import alerts as store_alerts
 from faithmon.store import repo
 from faithmon.store import sentinels as store_sentinels
 from tests.timing import days_ago
@@ -101,7 +102,7 @@ def test_drifting_judge_is_distrusted_and_alerts_are_held_back(
     assert second.drift.drifting and second.drift.direction == "more lenient"
     assert second.result.miss_rate == 1.0
     with sessions() as session:
-        alerts = repo.list_alerts(session)
+        alerts = store_alerts.list_alerts(session)
         window = store_sentinels.trust_window(session, OfflineJudge().name)
     assert [(a.rule, a.state, a.details["direction"]) for a in alerts] == [
         ("judge_drift", "firing", "more lenient")
@@ -140,7 +141,7 @@ def test_drifting_judge_is_distrusted_and_alerts_are_held_back(
     [third] = run_sentinels(sessions, OfflineJudge())
     assert not third.drift.drifting
     with sessions() as session:
-        states = {a.rule: a.state for a in repo.list_alerts(session)}
+        states = {a.rule: a.state for a in store_alerts.list_alerts(session)}
     assert states["judge_drift"] == "resolved"
 
 

@@ -21,6 +21,7 @@ from faithmon.jobs import RetryPolicy, check_drift, score_pending
 from faithmon.jobs.score import _settle
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Judgement, RagRecord
+from faithmon.store import alerts as store_alerts
 from faithmon.store import repo
 from faithmon.store.tables import RecordRow
 from tests.timing import days_ago, wait_for
@@ -104,7 +105,7 @@ def test_check_drift_fires_for_the_drifting_segment_only(sessions: sessionmaker[
     again = check_drift(sessions, OfflineJudge().name, config, [sink], now=lambda: T0)
     assert [a.state for a in again.changed] == ["firing"]
     with sessions() as session:
-        assert len(repo.list_alerts(session)) == 1
+        assert len(store_alerts.list_alerts(session)) == 1
 
 
 def test_check_drift_waits_for_a_baseline(sessions: sessionmaker[Session]) -> None:

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from faithmon.jobs import run_sentinels, score_pending
 from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
 from faithmon.model import Chunk, RagRecord
+from faithmon.store import alerts as store_alerts
 from faithmon.store import engine as store_engine
 from faithmon.store import repo
 from faithmon.store import sentinels as store_sentinels
@@ -202,7 +203,7 @@ def test_401_blocks_the_judge_configuration_without_a_retry_storm(
     assert server.requests == 1
     with sessions() as session:
         statuses = repo.counts_by_status(session)
-        alerts = repo.list_alerts(session)
+        alerts = store_alerts.list_alerts(session)
     assert statuses == {"pending": 50}
     assert [(a.rule, a.state) for a in alerts] == [("judge_blocked", "firing")]
     status = json.loads(
@@ -306,7 +307,7 @@ def test_sentinel_run_on_a_refused_judge_blocks_it_after_one_call(
     assert run_sentinels(pg_sessions, judge, concurrency=1) == []
     assert server.requests == 1
     with pg_sessions() as session:
-        alerts = repo.list_alerts(session)
+        alerts = store_alerts.list_alerts(session)
         runs = store_sentinels.list_runs(session)
     assert [(a.rule, a.state) for a in alerts] == [("judge_blocked", "firing")]
     assert runs == []

@@ -9,7 +9,7 @@ import click
 
 from .. import runtime
 from ..alerts import to_json
-from ..store import repo
+from ..store import alerts as store_alerts
 from ._common import load_settings
 
 
@@ -27,7 +27,7 @@ def alerts_list(as_json: bool, only_open: bool) -> None:
 
     settings = load_settings()
     with runtime.open_store(settings) as sessions, sessions() as session:
-        found = repo.list_alerts(session, include_resolved=not only_open)
+        found = store_alerts.list_alerts(session, include_resolved=not only_open)
     if as_json:
         click.echo(json.dumps([to_json(a) for a in found], indent=2, ensure_ascii=False))
         return
@@ -44,7 +44,7 @@ def alerts_show(alert_id: int, as_json: bool) -> None:
 
     settings = load_settings()
     with runtime.open_store(settings) as sessions, sessions() as session:
-        alert = repo.get_alert(session, alert_id)
+        alert = store_alerts.get_alert(session, alert_id)
     if alert is None:
         raise click.ClickException(f"no alert #{alert_id}")
     if as_json:
@@ -69,7 +69,7 @@ def alerts_ack(alert_id: int, by: str) -> None:
     settings = load_settings()
     who = by or getpass.getuser()
     with runtime.open_store(settings) as sessions, sessions.begin() as session:
-        alert = repo.ack_alert(session, alert_id, who, datetime.now(UTC))
+        alert = store_alerts.ack_alert(session, alert_id, who, datetime.now(UTC))
     if alert is None:
         raise click.ClickException(f"no alert #{alert_id}")
     click.echo(f"#{alert_id} acknowledged by {who}")

@@ -20,6 +20,7 @@ from ..ingest.processor import PipelineSpanProcessor
 from ..judge import OfflineJudge
 from ..model import Judge, segment_key
 from ..report import write_report
+from ..store import alerts as store_alerts
 from ..store import repo
 from . import app
 
@@ -99,7 +100,7 @@ def _run(
 
     with sessions() as session:
         counts = repo.counts_by_status(session)
-        firing = [a for a in repo.list_alerts(session) if a.state == "firing"]
+        firing = [a for a in store_alerts.list_alerts(session) if a.state == "firing"]
     out.write("\nrecords by status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     out.write("\n\n")
     _print_table(result.readings, out)

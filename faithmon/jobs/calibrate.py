@@ -6,7 +6,8 @@ import logging
 from datetime import UTC, datetime
 
 from .. import drift
-from ..store import repo
+from ..store import alerts as store_alerts
+from ..store import outcomes as store_outcomes
 from ._shared import Sessions
 from .drift import STREAM_OF_RULE, stored_baselines
 
@@ -25,9 +26,9 @@ def calibrate_drift(
         if stored is None:
             return None
         baselines = stored[0]
-        outcomes = repo.outcomes(session, judge_name, since=since)
+        outcomes = store_outcomes.outcomes(session, judge_name, since=since)
         excluded: dict[str, list[tuple[datetime, datetime]]] = {}
-        for alert in repo.list_alerts(session):
+        for alert in store_alerts.list_alerts(session):
             stream = STREAM_OF_RULE.get(alert.rule)
             if stream is None:
                 continue

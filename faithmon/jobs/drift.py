@@ -13,6 +13,9 @@ from .. import drift
 from ..alerts import Policy as AlertPolicy
 from ..alerts import deliver, reconcile, to_tell
 from ..model import Alert, AlertSink, Outcome, Signal
+from ..store import alerts as store_alerts
+from ..store import baselines as store_baselines
+from ..store import outcomes as store_outcomes
 from ..store import repo
 from ..store import sentinels as store_sentinels
 from ..store import thresholds as store_thresholds
@@ -53,7 +56,7 @@ def _baselines(
         return None
     baselines = drift.compute_baselines(outcomes, window[1], config)
     if not dry_run:
-        repo.save_baselines(
+        store_baselines.save_baselines(
             session,
             judge_name,
             {
@@ -75,7 +78,7 @@ def _baselines(
 def stored_baselines(
     session: Session, judge_name: str
 ) -> tuple[dict[str, drift.Baseline], datetime] | None:
-    stored = repo.load_baselines(session, judge_name)
+    stored = store_baselines.load_baselines(session, judge_name)
     if not stored:
         return None
     window_end = next(iter(stored.values()))[6]
@@ -87,7 +90,7 @@ def _restarts(
 ) -> dict[str, datetime]:
     """Detector key → the trace time its CUSUM restarts from (see drift.restart_points)."""
     resets = []
-    for alert in repo.resolved_alerts(session, list(drift.RULES.values())):
+    for alert in store_alerts.resolved_alerts(session, list(drift.RULES.values())):
         reset = alert.details.get("reset_at")
         if reset:
             stream = STREAM_OF_RULE[alert.rule]
@@ -134,7 +137,7 @@ def check_drift(
     with sessions() as session, session.begin():
         trust = store_sentinels.trust_window(session, judge_name)
         held_back = trust is not None and trust[1] is None
-        outcomes = repo.outcomes(session, judge_name)
+        outcomes = store_outcomes.outcomes(session, judge_name)
         frozen = _baselines(session, judge_name, outcomes, config, dry_run)
         if frozen is None:
             return DriftRun(False, (), (), held_back=held_back)
@@ -153,14 +156,14 @@ def check_drift(
                 )
             return DriftRun(True, tuple(readings), (), tuple(silent), held_back=held_back)
         signals = _enrich(session, judge_name, [r.signal() for r in readings] + no_data)
-        changed = repo.save_alerts(
+        changed = store_alerts.save_alerts(
             session,
             reconcile(
-                [a for a in repo.open_alerts(session) if a.rule in DRIFT_RULES],
+                [a for a in store_alerts.open_alerts(session) if a.rule in DRIFT_RULES],
                 signals,
                 clock,
                 policy,
-                repo.resolved_alerts(session, DRIFT_RULES, since=clock - policy.cooldown),
+                store_alerts.resolved_alerts(session, DRIFT_RULES, since=clock - policy.cooldown),
             ),
         )
     deliver(sinks, to_tell(changed))

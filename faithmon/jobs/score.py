@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from ..alerts import deliver
 from ..errors import RecordGone
 from ..model import Alert, AlertSink, Judge, Judgement, RagRecord
+from ..store import alerts as store_alerts
 from ..store import metrics as store_metrics
 from ..store import repo, work
 from ._shared import STOPPING, Sessions, worker_id
@@ -232,7 +233,7 @@ def block_refused_judge(
     if not work.block_judge(session, judge_name, refusal.error or "refused"):
         return []
     logger.error("faithmon: judge %s blocked: %s", judge_name, refusal.error)
-    return repo.save_alerts(
+    return store_alerts.save_alerts(
         session,
         [
             Alert(

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from ..alerts import deliver, reconcile, to_tell
 from ..drift import sentinels
 from ..model import AlertSink, Judge, Judgement, Signal
-from ..store import repo, work
+from ..store import alerts as store_alerts
 from ..store import sentinels as store_sentinels
+from ..store import work
 from ._shared import STOPPING, Sessions
 from .score import block_refused_judge, judge_safely
 
@@ -140,8 +141,9 @@ def run_sentinels(
             signal = Signal(
                 JUDGE_DRIFT_RULE, segment, "firing" if state.drifting else "ok", details
             )
-            changed = repo.save_alerts(
-                session, reconcile(repo.open_alerts(session, JUDGE_DRIFT_RULE), [signal], when)
+            changed = store_alerts.save_alerts(
+                session,
+                reconcile(store_alerts.open_alerts(session, JUDGE_DRIFT_RULE), [signal], when),
             )
         deliver(sinks, to_tell(changed))
         done.append(SentinelRun(set_name, version, result, state))

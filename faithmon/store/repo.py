@@ -2,36 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from ..model import (
-    Alert,
     Chunk,
     Claim,
     Feedback,
     Judgement,
-    Outcome,
     RagRecord,
     StoredRecord,
     Usage,
-    segment_key,
 )
 from .tables import (
-    AlertRow,
-    BaselineRow,
     EvaluationRow,
     FeedbackRow,
-    JudgeTrustRow,
     RecordRow,
-    SamplingCountRow,
 )
 
 PENDING = "pending"
@@ -48,7 +41,7 @@ def initial_status(record: RagRecord) -> str:
     return PENDING if record.chunks else NO_CONTEXT
 
 
-def _now() -> datetime:
+def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
@@ -98,7 +91,7 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
     """
     if not records:
         return 0
-    now = _now()
+    now = utc_now()
     fresh = [_record_row(r, now) for r in records if not r.late]
     late = [_record_row(r, now) for r in records if r.late]
     written = 0
@@ -165,7 +158,7 @@ def _to_record(row: RecordRow) -> RagRecord:
 
 def save_feedback(session: Session, items: Sequence[Feedback]) -> None:
     """Store feedback; it may arrive before or after its record."""
-    now = _now()
+    now = utc_now()
     session.add_all(
         FeedbackRow(trace_id=f.trace_id, value=f.value, given_at=f.at, received_at=now)
         for f in items
@@ -180,7 +173,7 @@ def claim_pending(
     On PostgreSQL the rows are locked with SKIP LOCKED, so concurrent workers
     claim disjoint batches. The caller commits.
     """
-    now = _now()
+    now = utc_now()
     query = (
         select(RecordRow)
         .where(
@@ -231,7 +224,7 @@ def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> b
         "raw": judgement.raw,
         "usage": asdict(judgement.usage),
         "latency_ms": judgement.latency_ms,
-        "created_at": _now(),
+        "created_at": utc_now(),
     }
     statement = insert_for(session, EvaluationRow).on_conflict_do_nothing(
         index_elements=["record_id", "judge"]
@@ -295,232 +288,6 @@ def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[St
         )
         for row in rows
     ]
-
-
-ORDINARY = ("sampled", "rule:minimum")
-"""Kept with no regard to content: the stratum the sampling ratio applies to."""
-DROPPED_ORDINARY = ("sampled_out", "rate_limited")
-
-
-def sampling_weights(
-    session: Session, since: datetime | None = None
-) -> dict[datetime, list[tuple[dict[str, str], float]]]:
-    """hour → [(sampling segment, weight of its ordinary records)].
-
-    A record kept by the ratio (or a segment's minimum) stands for every record
-    of its segment and hour that the ratio or a rate limit dropped too; a record
-    kept by a keep-always rule stands for itself (weight 1), since every record
-    matching the rule was kept. This post-stratification is what makes rates
-    unbiased when rules keep the bad records more often.
-    """
-    query = select(SamplingCountRow).where(SamplingCountRow.reason.in_(ORDINARY + DROPPED_ORDINARY))
-    if since is not None:
-        query = query.where(SamplingCountRow.hour >= since)
-    tallies: dict[tuple[datetime, str], tuple[dict[str, str], list[int]]] = {}
-    for row in session.scalars(query):
-        _, counts = tallies.setdefault((row.hour, row.segment_key), (dict(row.segment), [0, 0]))
-        counts[0] += row.count
-        if row.reason in ORDINARY:
-            counts[1] += row.count
-    weights: dict[datetime, list[tuple[dict[str, str], float]]] = {}
-    for (hour, _), (segment, (seen, kept)) in tallies.items():
-        if kept:
-            weights.setdefault(hour, []).append((segment, seen / kept))
-    return weights
-
-
-def _weight(
-    weights: Mapping[datetime, list[tuple[dict[str, str], float]]],
-    started_at: datetime,
-    labels: Mapping[str, str],
-    reason: str,
-) -> float:
-    if reason not in ORDINARY:
-        return 1.0
-    hour = started_at.replace(minute=0, second=0, microsecond=0)
-    for segment, weight in weights.get(hour, ()):
-        if all(labels.get(k) == v for k, v in segment.items()):
-            return weight
-    return 1.0
-
-
-def outcomes(session: Session, judge: str, since: datetime | None = None) -> list[Outcome]:
-    """``ok`` evaluations by ``judge``, oldest trace first, reduced to drift outcomes."""
-    query = (
-        select(
-            RecordRow.trace_id,
-            RecordRow.started_at,
-            RecordRow.labels,
-            RecordRow.sample_reason,
-            EvaluationRow.claims,
-        )
-        .join(EvaluationRow, EvaluationRow.record_id == RecordRow.id)
-        .where(and_(EvaluationRow.judge == judge, EvaluationRow.status == "ok"))
-        .order_by(RecordRow.started_at, RecordRow.id)
-    )
-    if since is not None:
-        query = query.where(RecordRow.started_at >= since)
-    trust = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
-    if trust is not None:
-        # Evaluations made while sentinels showed this judge drifting do not count.
-        untrusted = EvaluationRow.created_at >= trust.untrusted_since
-        if trust.untrusted_until is not None:
-            untrusted = and_(untrusted, EvaluationRow.created_at < trust.untrusted_until)
-        query = query.where(~untrusted)
-    weights = sampling_weights(session, since)
-    result = []
-    for trace_id, started_at, labels, reason, claims in session.execute(query):
-        bad = [c for c in claims if c["verdict"] != "supported"]
-        result.append(
-            Outcome(
-                trace_id=trace_id,
-                at=started_at,
-                labels=labels,
-                unsupported=bool(bad),
-                unsupported_claims=tuple(c["text"] for c in bad),
-                critical=any(c.get("critical") for c in bad),
-                weight=_weight(weights, started_at, labels, reason),
-            )
-        )
-    return result
-
-
-def load_baselines(
-    session: Session, judge: str
-) -> dict[str, tuple[int, int, int, float, float, datetime, datetime]]:
-    """segment key → (records, unsupported, critical, spread, critical spread, window
-    start, window end) for ``judge``."""
-    query = select(BaselineRow).where(BaselineRow.judge == judge)
-    return {
-        row.segment_key: (
-            row.records,
-            row.unsupported,
-            row.critical,
-            row.spread,
-            row.critical_spread,
-            row.window_start,
-            row.window_end,
-        )
-        for row in session.scalars(query)
-    }
-
-
-def save_baselines(
-    session: Session,
-    judge: str,
-    baselines: Mapping[str, tuple[int, int, int, float, float]],
-    window_start: datetime,
-    window_end: datetime,
-) -> None:
-    now = _now()
-    rows = [
-        {
-            "judge": judge,
-            "segment_key": key,
-            "records": records,
-            "unsupported": unsupported,
-            "critical": critical,
-            "spread": spread,
-            "critical_spread": critical_spread,
-            "window_start": window_start,
-            "window_end": window_end,
-            "created_at": now,
-        }
-        for key, (records, unsupported, critical, spread, critical_spread) in baselines.items()
-    ]
-    if rows:
-        session.execute(
-            insert_for(session, BaselineRow).on_conflict_do_nothing(
-                index_elements=["judge", "segment_key"]
-            ),
-            rows,
-        )
-
-
-def _to_alert(row: AlertRow) -> Alert:
-    return Alert(
-        id=row.id,
-        rule=row.rule,
-        segment=dict(row.segment),
-        state=row.state,  # type: ignore[arg-type]
-        severity=row.severity,
-        opened_at=row.opened_at,
-        updated_at=row.updated_at,
-        resolved_at=row.resolved_at,
-        details=dict(row.details),
-        notified_at=row.notified_at,
-    )
-
-
-def open_alerts(session: Session, rule: str | None = None) -> list[Alert]:
-    query = select(AlertRow).where(AlertRow.state != "resolved").order_by(AlertRow.id)
-    if rule is not None:
-        query = query.where(AlertRow.rule == rule)
-    return [_to_alert(row) for row in session.scalars(query)]
-
-
-def list_alerts(session: Session, include_resolved: bool = True) -> list[Alert]:
-    query = select(AlertRow).order_by(AlertRow.id)
-    if not include_resolved:
-        query = query.where(AlertRow.state != "resolved")
-    return [_to_alert(row) for row in session.scalars(query)]
-
-
-def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
-    """Insert new alerts (id None) and update existing ones; returns them with ids."""
-    saved = []
-    for alert in alerts:
-        values = {
-            "rule": alert.rule,
-            "segment_key": segment_key(alert.segment),
-            "segment": dict(alert.segment),
-            "state": alert.state,
-            "severity": alert.severity,
-            "opened_at": alert.opened_at,
-            "updated_at": alert.updated_at,
-            "resolved_at": alert.resolved_at,
-            "details": dict(alert.details),
-            "notified_at": alert.notified_at,
-        }
-        if alert.id is None:
-            row = AlertRow(**values)
-            session.add(row)
-            session.flush()
-        else:
-            row = session.get_one(AlertRow, alert.id)
-            for key, value in values.items():
-                setattr(row, key, value)
-        saved.append(_to_alert(row))
-    return saved
-
-
-def resolved_alerts(
-    session: Session, rules: Sequence[str], since: datetime | None = None
-) -> list[Alert]:
-    """The latest resolved alert per (rule, segment) of ``rules`` (resolved after ``since``)."""
-    query = (
-        select(AlertRow)
-        .where(AlertRow.state == "resolved", AlertRow.rule.in_(rules))
-        .order_by(AlertRow.resolved_at)
-    )
-    if since is not None:
-        query = query.where(AlertRow.resolved_at >= since)
-    latest = {(row.rule, row.segment_key): row for row in session.scalars(query)}
-    return [_to_alert(row) for row in latest.values()]
-
-
-def get_alert(session: Session, alert_id: int) -> Alert | None:
-    row = session.get(AlertRow, alert_id)
-    return _to_alert(row) if row is not None else None
-
-
-def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert | None:
-    """Record who acknowledged an alert; its state is the detector's, not changed here."""
-    row = session.get(AlertRow, alert_id)
-    if row is None:
-        return None
-    row.details = {**row.details, "acked_by": by, "acked_at": at.isoformat()}
-    return _to_alert(row)
 
 
 def counts_by_status(session: Session) -> dict[str, int]:

@@ -15,6 +15,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..model import Alert, Judgement, Outcome, StoredRecord, segment_key
+from . import alerts as store_alerts
+from . import baselines as store_baselines
+from . import outcomes as store_outcomes
 from . import repo
 from .tables import EvaluationRow, RecordRow
 
@@ -128,9 +131,9 @@ def load_report(
     session: Session, judge: str, now: datetime | None = None, target_buckets: int = 30
 ) -> ReportData:
     """Everything the report shows for ``judge``'s evaluations, read in one session."""
-    outcomes = repo.outcomes(session, judge)
-    alerts = tuple(repo.list_alerts(session))
-    stored = repo.load_baselines(session, judge)
+    outcomes = store_outcomes.outcomes(session, judge)
+    alerts = tuple(store_alerts.list_alerts(session))
+    stored = store_baselines.load_baselines(session, judge)
     # Records and unsupported come first and the window last, whatever else is between.
     baselines = {key: (row[0], row[1]) for key, row in stored.items()}
     window = next(((row[-2], row[-1]) for row in stored.values()), None)

@@ -42,6 +42,8 @@ from faithmon.alerts import to_json
 from faithmon.config import Settings
 from faithmon.ingest import otlp
 from faithmon.jobs import DriftRun, check_drift, score_pending
+from faithmon.store import alerts as store_alerts
+from faithmon.store import baselines as store_baselines
 from faithmon.store import engine as store_engine
 from faithmon.store import repo
 from faithmon.store.tables import EvaluationRow, RecordRow
@@ -283,8 +285,8 @@ def drift_state(settings: Settings, sessions: sessionmaker[Session], now: dateti
     judge = runtime.make_judge(settings)
     result = check_drift(sessions, judge.name, runtime.drift_config(settings), now=lambda: now)
     with sessions() as session:
-        baselines = repo.load_baselines(session, judge.name)
-        alerts = [to_json(a) for a in repo.list_alerts(session, include_resolved=True)]
+        baselines = store_baselines.load_baselines(session, judge.name)
+        alerts = [to_json(a) for a in store_alerts.list_alerts(session, include_resolved=True)]
     for alert in alerts:
         alert.pop("id")
         # The fleet's workers ran the starter sentinel set when they started; the

@@ -11,6 +11,8 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.model import Alert, Chunk, Claim, Judgement, RagRecord
+from faithmon.store import alerts as store_alerts
+from faithmon.store import outcomes as store_outcomes
 from faithmon.store import repo
 from faithmon.store.tables import Base, RecordRow
 from tests.timing import days_ago
@@ -111,7 +113,7 @@ def test_judge_error_is_not_an_outcome(sessions: sessionmaker[Session]) -> None:
         repo.save_evaluation(session, claimed[0][0], bad)
         repo.save_evaluation(session, claimed[1][0], good)
     with sessions() as session:
-        outcomes = repo.outcomes(session, "j")
+        outcomes = store_outcomes.outcomes(session, "j")
         statuses = repo.counts_by_status(session)
     assert [o.trace_id for o in outcomes] == [f"{2:032x}"]
     assert outcomes[0].unsupported and outcomes[0].unsupported_claims == ("x",)
@@ -130,13 +132,13 @@ def test_alerts_round_trip(sessions: sessionmaker[Session]) -> None:
         details={"statistic": 8.0},
     )
     with sessions.begin() as session:
-        [saved] = repo.save_alerts(session, [alert])
+        [saved] = store_alerts.save_alerts(session, [alert])
     assert saved.id is not None
     with sessions.begin() as session:
-        repo.save_alerts(session, [replace(saved, state="firing", severity="critical")])
+        store_alerts.save_alerts(session, [replace(saved, state="firing", severity="critical")])
     with sessions() as session:
-        [listed] = repo.list_alerts(session)
-        open_now = repo.open_alerts(session)
+        [listed] = store_alerts.list_alerts(session)
+        open_now = store_alerts.open_alerts(session)
     assert listed.state == "firing" and listed.segment == {"model": "m2"}
     assert listed.opened_at == T0
     assert [a.id for a in open_now] == [saved.id]

@@ -1,0 +1,103 @@
+"""Alerts as stored: one open alert per (rule, segment), their changes and acknowledgements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..model import (
+    Alert,
+    segment_key,
+)
+from .tables import (
+    AlertRow,
+)
+
+
+def _to_alert(row: AlertRow) -> Alert:
+    return Alert(
+        id=row.id,
+        rule=row.rule,
+        segment=dict(row.segment),
+        state=row.state,  # type: ignore[arg-type]
+        severity=row.severity,
+        opened_at=row.opened_at,
+        updated_at=row.updated_at,
+        resolved_at=row.resolved_at,
+        details=dict(row.details),
+        notified_at=row.notified_at,
+    )
+
+
+def open_alerts(session: Session, rule: str | None = None) -> list[Alert]:
+    query = select(AlertRow).where(AlertRow.state != "resolved").order_by(AlertRow.id)
+    if rule is not None:
+        query = query.where(AlertRow.rule == rule)
+    return [_to_alert(row) for row in session.scalars(query)]
+
+
+def list_alerts(session: Session, include_resolved: bool = True) -> list[Alert]:
+    query = select(AlertRow).order_by(AlertRow.id)
+    if not include_resolved:
+        query = query.where(AlertRow.state != "resolved")
+    return [_to_alert(row) for row in session.scalars(query)]
+
+
+def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
+    """Insert new alerts (id None) and update existing ones; returns them with ids."""
+    saved = []
+    for alert in alerts:
+        values = {
+            "rule": alert.rule,
+            "segment_key": segment_key(alert.segment),
+            "segment": dict(alert.segment),
+            "state": alert.state,
+            "severity": alert.severity,
+            "opened_at": alert.opened_at,
+            "updated_at": alert.updated_at,
+            "resolved_at": alert.resolved_at,
+            "details": dict(alert.details),
+            "notified_at": alert.notified_at,
+        }
+        if alert.id is None:
+            row = AlertRow(**values)
+            session.add(row)
+            session.flush()
+        else:
+            row = session.get_one(AlertRow, alert.id)
+            for key, value in values.items():
+                setattr(row, key, value)
+        saved.append(_to_alert(row))
+    return saved
+
+
+def resolved_alerts(
+    session: Session, rules: Sequence[str], since: datetime | None = None
+) -> list[Alert]:
+    """The latest resolved alert per (rule, segment) of ``rules`` (resolved after ``since``)."""
+    query = (
+        select(AlertRow)
+        .where(AlertRow.state == "resolved", AlertRow.rule.in_(rules))
+        .order_by(AlertRow.resolved_at)
+    )
+    if since is not None:
+        query = query.where(AlertRow.resolved_at >= since)
+    latest = {(row.rule, row.segment_key): row for row in session.scalars(query)}
+    return [_to_alert(row) for row in latest.values()]
+
+
+def get_alert(session: Session, alert_id: int) -> Alert | None:
+    row = session.get(AlertRow, alert_id)
+    return _to_alert(row) if row is not None else None
+
+
+def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert | None:
+    """Record who acknowledged an alert; its state is the detector's, not changed here."""
+    row = session.get(AlertRow, alert_id)
+    if row is None:
+        return None
+    row.details = {**row.details, "acked_by": by, "acked_at": at.isoformat()}
+    return _to_alert(row)
