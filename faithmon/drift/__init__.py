@@ -1,32 +1,22 @@
 """Drift detection: production drift per segment (pure functions over outcomes)."""
 
-from .arl import alarm_rate, increments, run_length, threshold_for
+from .arl import alarm_rate, cusum, first_alarm, increments, run_length, threshold_for
+from .baseline import Baseline, baseline_window, compute_baselines, segments_of, wilson_interval
 from .calibrate import Calibration, calibrate
-from .detect import (
+from .config import (
     CRITICAL_RULE,
     MIN_RATE,
     NO_DATA_RULE,
     RULE,
     RULES,
     STREAMS,
-    Baseline,
     DriftConfig,
     Level,
-    Reading,
-    Silence,
     Stream,
-    baseline_window,
-    compute_baselines,
-    cusum,
-    detect,
     detector_key,
-    first_alarm,
-    restart_points,
-    segments_of,
-    silences,
-    thresholds,
-    wilson_interval,
 )
+from .detect import Reading, detect, restart_points, thresholds
+from .silence import Silence, silences
 
 __all__ = [
     "CRITICAL_RULE",

@@ -12,6 +12,7 @@ elimination solves it in O(states·up·down) with no library (Brook and Evans).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 
 STEPS = 2
@@ -142,3 +143,38 @@ def threshold_for(
     q = q0 if rate is None else rate
     key = (round(q, 4), round(q0, 4), round(q1, 4), target, round(spread, 4))
     return round(_threshold(*key), 3)
+
+
+def cusum(
+    ys: Sequence[bool], q0: float, q1: float, weights: Sequence[float] | None = None
+) -> tuple[float, int | None]:
+    """Final statistic and the index where it last rose from zero (None if it is zero).
+
+    Steps are :func:`.arl.increments`, times each record's weight relative to the
+    mean weight (1 when unweighted).
+    """
+    up, down = increments(q0, q1)
+    scale = len(weights) / sum(weights) if weights else 1.0
+    statistic = 0.0
+    start: int | None = None
+    for i, y in enumerate(ys):
+        step = up if y else down
+        if weights:
+            step *= weights[i] * scale
+        statistic = max(0.0, statistic + step)
+        if statistic <= 1e-12:
+            statistic, start = 0.0, None
+        elif start is None:
+            start = i
+    return statistic, start
+
+
+def first_alarm(ys: Sequence[bool], q0: float, q1: float, threshold: float) -> int | None:
+    """Index of the record at which the CUSUM first reaches ``threshold`` (benchmarks, replay)."""
+    up, down = increments(q0, q1)
+    statistic = 0.0
+    for i, y in enumerate(ys):
+        statistic = max(0.0, statistic + (up if y else down))
+        if statistic >= threshold - 1e-9:
+            return i
+    return None

@@ -20,18 +20,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..model import Outcome, segment_key
-from .arl import run_length, threshold_for
-from .detect import (
-    DAYS_30,
-    STREAMS,
-    Baseline,
-    DriftConfig,
-    Stream,
-    detector_key,
-    first_alarm,
-    segments_of,
-    thresholds,
-)
+from .arl import first_alarm, run_length, threshold_for
+from .baseline import Baseline, segments_of
+from .config import DAYS_30, STREAMS, DriftConfig, Stream, detector_key
+from .detect import thresholds
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,87 +36,31 @@ readings to the alert lifecycle.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 from ..model import Outcome, Signal, segment_key
-from .arl import increments, run_length, threshold_for
-
-Stream = Literal["unsupported", "critical"]
-
-RULE = "faithfulness_drift"
-CRITICAL_RULE = "critical_drift"
-NO_DATA_RULE = "no_data"
-RULES: dict[Stream, str] = {"unsupported": RULE, "critical": CRITICAL_RULE}
-MIN_RATE = 0.01
-MAX_EXAMPLES = 3
-DAYS_30 = 30.0
-
-Level = Literal["ok", "pending", "firing"]
-STREAMS: tuple[Stream, ...] = ("unsupported", "critical")
-
-
-@dataclass(frozen=True, slots=True)
-class DriftConfig:
-    dimensions: tuple[str, ...]
-    threshold: float | None = None
-    """A fixed CUSUM threshold for every detector; None derives each from the budget."""
-    false_alarms: float = 1.0
-    """Expected false alarms per 30 days across all active detectors."""
-    wobble: float = 0.07
-    """Least in-control wobble of a rate, relative to it, that thresholds allow for."""
-    shift: float = 0.08
-    critical_shift: float = 0.04
-    baseline_records: int = 2000
-    baseline_days: float = 7.0
-    segment_min_baseline: int = 100
-    max_delay_days: float = 7.0
-    recovery_records: int = 200
-    no_data_hours: float = 6.0
-    no_data_dimensions: tuple[str, ...] = ("service", "route", "tenant")
-    calibrated: Mapping[str, float] = field(default_factory=dict)
-    """Thresholds set by `faithmon drift calibrate`, by :func:`detector_key`."""
-
-    def shift_of(self, stream: Stream) -> float:
-        return self.shift if stream == "unsupported" else self.critical_shift
-
-
-def detector_key(stream: Stream, segment: Mapping[str, str]) -> str:
-    return f"{stream}|{segment_key(segment)}"
-
-
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    records: int
-    unsupported: int
-    critical: int = 0
-    spread: float = 0.0
-    """How much the unsupported rate moved within the window beyond binomial noise (SD)."""
-    critical_spread: float = 0.0
-
-    def rate_of(self, stream: Stream) -> float:
-        count = self.unsupported if stream == "unsupported" else self.critical
-        return max(MIN_RATE, (count + 0.5) / (self.records + 1))
-
-    def in_control_spread(self, stream: Stream, wobble: float, shift: float) -> float:
-        """SD of the rate a detector sees while nothing is wrong: the baseline's own
-        estimation error, and its wobble (measured, but at least ``wobble`` × rate).
-
-        At most a quarter of the design shift: past that a small baseline is too
-        uncertain for any threshold to be both quiet and useful, and the budget is
-        not kept (`faithmon drift calibrate` can refine it once history accrues).
-        """
-        q0 = self.rate_of(stream)
-        moved = self.spread if stream == "unsupported" else self.critical_spread
-        spread = math.sqrt(max(moved, wobble * q0) ** 2 + q0 * (1 - q0) / (self.records + 1))
-        return min(spread, shift / 4)
-
-    @property
-    def rate(self) -> float:
-        return self.rate_of("unsupported")
+from .arl import cusum, run_length, threshold_for
+from .baseline import (
+    Baseline,
+    SegmentOutcomes,
+    in_segment,
+    is_bad,
+    segments_of,
+    wilson_interval,
+)
+from .config import (
+    DAYS_30,
+    MAX_EXAMPLES,
+    RULES,
+    STREAMS,
+    DriftConfig,
+    Level,
+    Stream,
+    detector_key,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,133 +136,6 @@ class Reading:
         return Signal(self.rule, self.segment, level, details, severity)
 
 
-def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a rate (sensible even at 0 or n successes)."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p = min(1.0, max(0.0, successes / trials))
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def segments_of(labels: Mapping[str, str], dimensions: Sequence[str]) -> list[dict[str, str]]:
-    """The overall segment plus one segment per monitored label the record has."""
-    return [{}] + [{d: labels[d]} for d in dimensions if labels.get(d)]
-
-
-def _matches(outcome: Outcome, segment: Mapping[str, str]) -> bool:
-    return all(outcome.labels.get(k) == v for k, v in segment.items())
-
-
-def _bad(outcome: Outcome, stream: Stream) -> bool:
-    return outcome.unsupported if stream == "unsupported" else outcome.critical
-
-
-def baseline_window(
-    outcomes: Sequence[Outcome], config: DriftConfig
-) -> tuple[datetime, datetime] | None:
-    """The window the baseline is built from, once the data covers it; else None."""
-    if len(outcomes) < config.baseline_records:
-        return None
-    start = outcomes[0].at
-    end = max(
-        outcomes[config.baseline_records - 1].at, start + timedelta(days=config.baseline_days)
-    )
-    if outcomes[-1].at < end:
-        return None
-    return start, end
-
-
-BUCKETS = 12
-"""Consecutive equal-count stretches of the baseline window its wobble is measured on."""
-
-
-def excess_spread(items: Sequence[tuple[float, bool]]) -> float:
-    """SD of the rate across consecutive stretches of (weight, bad), beyond binomial noise."""
-    chunks = min(BUCKETS, len(items) // 30)
-    if chunks < 4:
-        return 0.0
-    size = len(items) // chunks
-    rates, sizes = [], []
-    for c in range(chunks):
-        part = items[c * size : (c + 1) * size] if c < chunks - 1 else items[c * size :]
-        weight = sum(w for w, _ in part)
-        rates.append(sum(w for w, bad in part if bad) / weight if weight else 0.0)
-        sizes.append(len(part))
-    mean = sum(r * n for r, n in zip(rates, sizes, strict=True)) / sum(sizes)
-    observed = sum((r - mean) ** 2 for r in rates) / (chunks - 1)
-    noise = mean * (1 - mean) * sum(1 / n for n in sizes) / chunks
-    # One standard error of the variance estimate below the point: a steady window
-    # reads as steady (the wobble floor covers it) rather than as chance spread.
-    return math.sqrt(max(0.0, observed - noise * (1 + math.sqrt(2 / (chunks - 1)))))
-
-
-def compute_baselines(
-    outcomes: Sequence[Outcome], window_end: datetime, config: DriftConfig
-) -> dict[str, Baseline]:
-    """Per segment: records, sampling-weighted bad counts scaled to those records, and
-    how much each rate wobbled within the window."""
-    items: dict[str, list[Outcome]] = {}
-    for outcome in outcomes:
-        if outcome.at > window_end:
-            break
-        for segment in segments_of(outcome.labels, config.dimensions):
-            items.setdefault(segment_key(segment), []).append(outcome)
-    result = {}
-    for key, group in items.items():
-        n = len(group)
-        if key != "" and n < config.segment_min_baseline:
-            continue
-        w = sum(o.weight for o in group)
-        u = sum(o.weight for o in group if o.unsupported)
-        c = sum(o.weight for o in group if o.critical)
-        result[key] = Baseline(
-            n,
-            round(u / w * n),
-            round(c / w * n),
-            round(excess_spread([(o.weight, o.unsupported) for o in group]), 5),
-            round(excess_spread([(o.weight, o.critical) for o in group]), 5),
-        )
-    return result
-
-
-def cusum(
-    ys: Sequence[bool], q0: float, q1: float, weights: Sequence[float] | None = None
-) -> tuple[float, int | None]:
-    """Final statistic and the index where it last rose from zero (None if it is zero).
-
-    Steps are :func:`.arl.increments`, times each record's weight relative to the
-    mean weight (1 when unweighted).
-    """
-    up, down = increments(q0, q1)
-    scale = len(weights) / sum(weights) if weights else 1.0
-    statistic = 0.0
-    start: int | None = None
-    for i, y in enumerate(ys):
-        step = up if y else down
-        if weights:
-            step *= weights[i] * scale
-        statistic = max(0.0, statistic + step)
-        if statistic <= 1e-12:
-            statistic, start = 0.0, None
-        elif start is None:
-            start = i
-    return statistic, start
-
-
-def first_alarm(ys: Sequence[bool], q0: float, q1: float, threshold: float) -> int | None:
-    """Index of the record at which the CUSUM first reaches ``threshold`` (benchmarks, replay)."""
-    up, down = increments(q0, q1)
-    statistic = 0.0
-    for i, y in enumerate(ys):
-        statistic = max(0.0, statistic + (up if y else down))
-        if statistic >= threshold - 1e-9:
-            return i
-    return None
-
-
 def _level(statistic: float, threshold: float) -> Level:
     if statistic >= threshold - 1e-9:
         return "firing"
@@ -330,20 +147,10 @@ def _weighted(outcomes: Sequence[Outcome], stream: Stream) -> float:
     total = sum(o.weight for o in outcomes)
     if not total:
         return 0.0
-    return sum(o.weight for o in outcomes if _bad(o, stream)) / total * len(outcomes)
+    return sum(o.weight for o in outcomes if is_bad(o, stream)) / total * len(outcomes)
 
 
-@dataclass(slots=True)
-class _Stream:
-    segment: dict[str, str]
-    outcomes: list[Outcome]
-    """Its records after the baseline window."""
-    first_at: datetime
-    seen: int = 0
-    """All its records, the window's included: its traffic is measured on them."""
-
-
-def _per_day(stream: _Stream, clock: datetime) -> float:
+def _per_day(stream: SegmentOutcomes, clock: datetime) -> float:
     days = max((clock - stream.first_at).total_seconds() / 86400, 1 / 24)
     return stream.seen / days
 
@@ -411,13 +218,13 @@ def detect(
     since = since or {}
     overall = baselines[""]
     clock = now or (outcomes[-1].at if outcomes else window_end)
-    streams: dict[str, _Stream] = {}
+    streams: dict[str, SegmentOutcomes] = {}
     for outcome in outcomes:
         for segment in segments_of(outcome.labels, config.dimensions):
             key = segment_key(segment)
             stream = streams.get(key)
             if stream is None:
-                stream = streams[key] = _Stream(segment, [], outcome.at)
+                stream = streams[key] = SegmentOutcomes(segment, [], outcome.at)
             stream.seen += 1
             if outcome.at > window_end:
                 stream.outcomes.append(outcome)
@@ -478,7 +285,7 @@ def restart_points(
         touched = {
             segment_key(s)
             for o in outcomes
-            if o.at <= at and _matches(o, segment)
+            if o.at <= at and in_segment(o, segment)
             for s in segments_of(o.labels, dimensions)
         }
         for key in touched:
@@ -504,7 +311,7 @@ def _read(
     weights = [o.weight for o in outcomes]
     uniform = all(w == weights[0] for w in weights)
     statistic, start = cusum(
-        [_bad(o, stream) for o in outcomes], q0, q1, None if uniform else weights
+        [is_bad(o, stream) for o in outcomes], q0, q1, None if uniform else weights
     )
     recent = outcomes[-config.recovery_records :]
     recent_bad = _weighted(recent, stream)
@@ -512,7 +319,7 @@ def _read(
     examples = tuple(
         {"trace_id": o.trace_id, "unsupported_claims": list(o.unsupported_claims[:3])}
         for o in sorted(
-            (o for o in outcomes if _bad(o, stream)),
+            (o for o in outcomes if is_bad(o, stream)),
             key=lambda o: (o.critical, o.at),
             reverse=True,
         )
@@ -540,7 +347,7 @@ def _read(
 
 def _attribute(
     readings: dict[str, Reading],
-    streams: Mapping[str, _Stream],
+    streams: Mapping[str, SegmentOutcomes],
     stream: Stream,
     config: DriftConfig,
 ) -> None:
@@ -555,7 +362,7 @@ def _attribute(
     for reading in drifting:
         outcomes = streams[segment_key(reading.segment)].outcomes
         for root in roots:
-            rest = [_bad(o, stream) for o in outcomes if not _matches(o, root.segment)]
+            rest = [is_bad(o, stream) for o in outcomes if not in_segment(o, root.segment)]
             q0 = reading.baseline_rate
             statistic, _ = cusum(rest, q0, min(q0 + config.shift_of(stream), 0.99))
             if statistic < reading.threshold / 2:
@@ -564,57 +371,3 @@ def _attribute(
                 break
         else:
             roots.append(reading)
-
-
-@dataclass(frozen=True, slots=True)
-class Silence:
-    """A segment that had traffic and has gone quiet."""
-
-    segment: Mapping[str, str]
-    last_at: datetime
-    per_day: float
-
-
-def silences(
-    outcomes: Sequence[Outcome],
-    config: DriftConfig,
-    now: datetime,
-    lookback_days: float = 7.0,
-) -> tuple[list[Signal], list[Silence]]:
-    """``no_data`` signals: one per watched segment seen in the last ``lookback_days``.
-
-    A segment is silent when it has had no scored record for ``no_data_hours``
-    although its usual traffic would have brought at least five in that time
-    (so a segment with a handful of records a day is not called silent).
-    """
-    window = timedelta(hours=config.no_data_hours)
-    start = now - timedelta(days=lookback_days)
-    seen: dict[str, _Stream] = {}
-    last_at: dict[str, datetime] = {}
-    for outcome in outcomes:
-        if outcome.at < start:
-            continue
-        for segment in segments_of(outcome.labels, config.no_data_dimensions):
-            key = segment_key(segment)
-            seen.setdefault(key, _Stream(segment, [], outcome.at)).seen += 1
-            last_at[key] = outcome.at
-    signals: list[Signal] = []
-    silent: list[Silence] = []
-    for key, stream in seen.items():
-        segment, count, first, last = stream.segment, stream.seen, stream.first_at, last_at[key]
-        active_days = max((last - first).total_seconds() / 86400, 1 / 24)
-        per_day = count / active_days
-        expected = per_day * config.no_data_hours / 24
-        quiet = now - last >= window and expected >= 5
-        details = {
-            "last_at": last.isoformat(),
-            "silent_hours": round((now - last).total_seconds() / 3600, 1),
-            "usual_per_day": round(per_day, 1),
-            "no_data_hours": config.no_data_hours,
-        }
-        if quiet:
-            silent.append(Silence(segment, last, per_day))
-        signals.append(
-            Signal(NO_DATA_RULE, segment, "firing" if quiet else "ok", details, "warning")
-        )
-    return signals, silent

@@ -1,0 +1,67 @@
+"""What the drift detectors are set with: streams, rules, settings, detector keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..model import segment_key
+
+Stream = Literal["unsupported", "critical"]
+
+
+RULE = "faithfulness_drift"
+
+
+CRITICAL_RULE = "critical_drift"
+
+
+NO_DATA_RULE = "no_data"
+
+
+RULES: dict[Stream, str] = {"unsupported": RULE, "critical": CRITICAL_RULE}
+
+
+MIN_RATE = 0.01
+
+
+MAX_EXAMPLES = 3
+
+
+DAYS_30 = 30.0
+
+
+Level = Literal["ok", "pending", "firing"]
+
+
+STREAMS: tuple[Stream, ...] = ("unsupported", "critical")
+
+
+@dataclass(frozen=True, slots=True)
+class DriftConfig:
+    dimensions: tuple[str, ...]
+    threshold: float | None = None
+    """A fixed CUSUM threshold for every detector; None derives each from the budget."""
+    false_alarms: float = 1.0
+    """Expected false alarms per 30 days across all active detectors."""
+    wobble: float = 0.07
+    """Least in-control wobble of a rate, relative to it, that thresholds allow for."""
+    shift: float = 0.08
+    critical_shift: float = 0.04
+    baseline_records: int = 2000
+    baseline_days: float = 7.0
+    segment_min_baseline: int = 100
+    max_delay_days: float = 7.0
+    recovery_records: int = 200
+    no_data_hours: float = 6.0
+    no_data_dimensions: tuple[str, ...] = ("service", "route", "tenant")
+    calibrated: Mapping[str, float] = field(default_factory=dict)
+    """Thresholds set by `faithmon drift calibrate`, by :func:`detector_key`."""
+
+    def shift_of(self, stream: Stream) -> float:
+        return self.shift if stream == "unsupported" else self.critical_shift
+
+
+def detector_key(stream: Stream, segment: Mapping[str, str]) -> str:
+    return f"{stream}|{segment_key(segment)}"
