@@ -59,3 +59,17 @@ def test_opentelemetry_proto_lives_in_ingest() -> None:
             if any(n.startswith("opentelemetry.proto") for n in names):
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+def test_every_module_stays_under_400_lines() -> None:
+    """No module of faithmon/ or instrumentation/ grows past 400 lines (migrations excepted):
+    a module that long holds more than one job."""
+    too_long = []
+    for folder in ("faithmon", "instrumentation"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if {"migrations", "build"} & set(path.parts):
+                continue
+            lines = len(path.read_text().splitlines())
+            if lines > 400:
+                too_long.append(f"{path.relative_to(ROOT)}: {lines}")
+    assert too_long == []

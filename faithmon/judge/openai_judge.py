@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
-import re
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -27,9 +24,11 @@ from urllib.parse import urlparse
 import openai
 from openai import OpenAI
 
-from ..model import Claim, Judgement, Usage, Verdict
+from ..model import Claim, Judgement, Verdict
 from . import prompts
 from . import text as t
+from .cache import VerdictCache
+from .openai_calls import CallUsage, JudgeFailure, RateLimiter, RetryLayer, parse_object
 from .precheck import Prepared, is_critical, prepare
 from .verify import SchemaError, verify
 
@@ -63,98 +62,6 @@ class OpenAIJudgeConfig:
     """Seconds before the first retry without Retry-After; doubles, with jitter."""
 
 
-class JudgeFailure(Exception):
-    """A call that failed for good, or ran out of attempts; carries the cause."""
-
-    def __init__(self, cause: str, retryable: bool, raw: str | None = None) -> None:
-        super().__init__(cause)
-        self.cause = cause
-        self.retryable = retryable
-        self.raw = raw
-
-
-class _Usage:
-    def __init__(self) -> None:
-        self.calls = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.retries = 0
-
-    def add(self, usage: Any) -> None:
-        self.calls += 1
-        if usage is not None:
-            self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-            self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-
-    def frozen(self) -> Usage:
-        return Usage(self.calls, self.prompt_tokens, self.completion_tokens, self.retries)
-
-
-class _RateLimiter:
-    """Spaces requests evenly to stay under a requests-per-minute budget."""
-
-    def __init__(self, per_minute: float) -> None:
-        self._interval = 60.0 / per_minute if per_minute > 0 else 0.0
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        if not self._interval:
-            return
-        with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
-            self._next = start + self._interval
-        if start > now:
-            time.sleep(start - now)
-
-
-def _retry_after(error: openai.APIStatusError) -> float | None:
-    value = error.response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
-
-
-def _classify(error: Exception) -> tuple[bool, str]:
-    """(retryable, cause) for an exception raised by the openai client."""
-    if isinstance(error, openai.APITimeoutError):
-        return True, "timeout"
-    if isinstance(error, openai.APIConnectionError):
-        return True, f"connection error: {error}"
-    if isinstance(error, openai.APIStatusError):
-        status = error.status_code
-        code = getattr(error, "code", None) or ""
-        if status == 429 and "insufficient_quota" in f"{code} {error.message}":
-            return False, "insufficient_quota: the account has no quota left"
-        retryable = status in (408, 429) or status >= 500
-        return retryable, f"HTTP {status}: {error.message}"[:300]
-    return False, f"{type(error).__name__}: {error}"[:300]
-
-
-def _object(content: str) -> dict[str, Any]:
-    parsed = _tolerant_json(content)
-    if not isinstance(parsed, dict):
-        raise ValueError("the reply is not a JSON object")
-    return parsed
-
-
-def _tolerant_json(content: str) -> Any:
-    """JSON, or the object between the first '{' and the last '}', trailing commas cut."""
-    try:
-        return json.loads(content)
-    except ValueError:
-        pass
-    start, end = content.find("{"), content.rfind("}")
-    if start < 0 or end <= start:
-        raise ValueError("no JSON object in the reply")
-    candidate = re.sub(r",\s*([}\]])", r"\1", content[start : end + 1])
-    return json.loads(candidate)
-
-
 class OpenAIJudge:
     """Judge with an LLM behind an OpenAI-compatible endpoint (see the module docstring)."""
 
@@ -168,10 +75,13 @@ class OpenAIJudge:
         )
         self._format: Format = "json_schema"
         self._format_lock = threading.Lock()
-        self._slots = threading.BoundedSemaphore(config.max_concurrency)
-        self._limiter = _RateLimiter(config.requests_per_minute)
-        self._cache: OrderedDict[str, tuple[Claim, ...]] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self._retries = RetryLayer(
+            config.max_attempts,
+            config.backoff,
+            RateLimiter(config.requests_per_minute),
+            threading.BoundedSemaphore(config.max_concurrency),
+        )
+        self._cache = VerdictCache(config.cache_entries)
         host = urlparse(str(self._client.base_url)).netloc or "default"
         suffix = "/2call" if config.mode == "two_call" else ""
         self._name = (
@@ -187,7 +97,7 @@ class OpenAIJudge:
 
     def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
         started = time.perf_counter()
-        usage = _Usage()
+        usage = CallUsage()
         prepared = prepare(chunks, answer)
 
         def done(status: Any, claims: Sequence[Claim] = (), **extra: Any) -> Judgement:
@@ -212,7 +122,7 @@ class OpenAIJudge:
         if not prepared.targets:
             return done("ok", [prepared.resolved[i] for i in sorted(prepared.resolved)])
         key = self._cache_key(question, chunks, answer)
-        cached = self._cached(key)
+        cached = self._cache.get(key)
         if cached is None:
             deadline = time.monotonic() + self.config.deadline
             try:
@@ -226,7 +136,7 @@ class OpenAIJudge:
                     raw=failure.raw,
                     blocks_judge=blocks,
                 )
-            self._remember(key, judged)
+            self._cache.put(key, judged)
             cached = judged
         by_sentence: dict[int, list[Claim]] = {i: [c] for i, c in prepared.resolved.items()}
         for claim in cached:
@@ -242,7 +152,7 @@ class OpenAIJudge:
         question: str,
         chunks: Sequence[str],
         prepared: Prepared,
-        usage: _Usage,
+        usage: CallUsage,
         deadline: float,
     ) -> tuple[Claim, ...]:
         if self.config.mode == "two_call":
@@ -283,7 +193,7 @@ class OpenAIJudge:
         question: str,
         chunks: Sequence[str],
         prepared: Prepared,
-        usage: _Usage,
+        usage: CallUsage,
         deadline: float,
     ) -> tuple[Claim, ...]:
         message = prompts.decompose_message(question, prepared.sentences, prepared.targets)
@@ -353,7 +263,7 @@ class OpenAIJudge:
         message: str,
         schema: dict[str, Any],
         name: str,
-        usage: _Usage,
+        usage: CallUsage,
         deadline: float,
         validate: Callable[[dict[str, Any]], T],
     ) -> T:
@@ -361,7 +271,7 @@ class OpenAIJudge:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": message}]
         content = self._complete_with_format(messages, schema, name, usage, deadline)
         try:
-            return validate(_object(content))
+            return validate(parse_object(content))
         except SchemaError as exc:  # an answer that breaks the contract is not repaired
             raise JudgeFailure(f"schema error: {exc}", False, content) from None
         except (ValueError, KeyError, TypeError, IndexError) as first_error:
@@ -372,7 +282,7 @@ class OpenAIJudge:
         ]
         repaired = self._complete_with_format(repair, schema, name, usage, deadline)
         try:
-            return validate(_object(repaired))
+            return validate(parse_object(repaired))
         except SchemaError as exc:
             raise JudgeFailure(f"schema error: {exc}", False, repaired) from None
         except (ValueError, KeyError, TypeError, IndexError) as exc:
@@ -383,7 +293,7 @@ class OpenAIJudge:
         messages: list[dict[str, str]],
         schema: dict[str, Any],
         name: str,
-        usage: _Usage,
+        usage: CallUsage,
         deadline: float,
     ) -> str:
         while True:
@@ -412,7 +322,7 @@ class OpenAIJudge:
         schema: dict[str, Any],
         name: str,
         fmt: Format,
-        usage: _Usage,
+        usage: CallUsage,
         deadline: float,
     ) -> str:
         response_format: Any
@@ -461,35 +371,7 @@ class OpenAIJudge:
                 raise JudgeFailure("the reply was cut at the token limit", False, content)
             return content
 
-        return self._attempts(call, deadline, usage)
-
-    # -- the one retry layer ------------------------------------------------------
-
-    def _attempts(self, call: Callable[[], T], deadline: float, usage: _Usage) -> T:
-        cause = "no attempt made"
-        for attempt in range(self.config.max_attempts):
-            if time.monotonic() >= deadline:
-                raise JudgeFailure(f"deadline passed after: {cause}", True)
-            self._limiter.wait()
-            with self._slots:
-                try:
-                    return call()
-                except JudgeFailure:
-                    raise
-                except openai.OpenAIError as error:
-                    retryable, cause = _classify(error)
-                    if not retryable:
-                        raise JudgeFailure(cause, False) from None
-                    wait = _retry_after(error) if isinstance(error, openai.APIStatusError) else None
-            if wait is None:
-                wait = min(8.0, self.config.backoff * 2**attempt) * random.uniform(0.8, 1.2)
-            if attempt + 1 < self.config.max_attempts:
-                remaining = deadline - time.monotonic()
-                if wait >= remaining:
-                    raise JudgeFailure(f"deadline too near to retry after: {cause}", True)
-                usage.retries += 1
-                time.sleep(wait)
-        raise JudgeFailure(f"{self.config.max_attempts} attempts failed; last: {cause}", True)
+        return self._retries.attempts(call, deadline, usage)
 
     # -- cache of verdicts ---------------------------------------------------------
 
@@ -507,16 +389,3 @@ class OpenAIJudge:
             "chunks": [hashlib.sha256(t.normalise(c).encode()).hexdigest() for c in chunks],
         }
         return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
-
-    def _cached(self, key: str) -> tuple[Claim, ...] | None:
-        with self._cache_lock:
-            found = self._cache.get(key)
-            if found is not None:
-                self._cache.move_to_end(key)
-            return found
-
-    def _remember(self, key: str, claims: tuple[Claim, ...]) -> None:
-        with self._cache_lock:
-            self._cache[key] = claims
-            while len(self._cache) > self.config.cache_entries:
-                self._cache.popitem(last=False)
