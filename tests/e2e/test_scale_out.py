@@ -534,7 +534,7 @@ def slow_judge() -> Iterator[tuple[SupportingJudge, str]]:
 
 
 def seed_records(sessions: sessionmaker[Session], count: int) -> None:
-    from tests.test_workers import records
+    from tests.jobs.test_workers import records
 
     with sessions.begin() as session:
         repo.save_records(session, records(count))
