@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import pytest
 from click.testing import CliRunner
@@ -31,9 +30,10 @@ from faithmon.cli import main
 from faithmon.config import Settings
 from faithmon.errors import ConfigError
 from faithmon.model import Alert
+from tests.timing import days_ago
 
 SECRET = "whsec_" + base64.b64encode(b"webhook-secret-of-the-receiver").decode()
-T0 = datetime(2026, 11, 29, 9, tzinfo=UTC)
+T0 = days_ago(2, hour=9)
 ALERT = Alert(
     id=7,
     rule="faithfulness_drift",

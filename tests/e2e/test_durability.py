@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -32,6 +32,7 @@ from faithmon.store import engine as store_engine
 from faithmon.store.tables import RecordRow
 from tests.e2e.helpers import faithmon, free_port, wait_until_healthy
 from tests.e2e.proxy import CuttableProxy
+from tests.timing import wait_for
 
 pytestmark = pytest.mark.postgres
 ANSWER = "Order A17 shipped on 3 March."
@@ -84,15 +85,6 @@ def stored(database_url: str) -> tuple[int, int]:
     finally:
         engine.dispose()
     return rows, distinct
-
-
-def wait_for(condition: Callable[[], bool], deadline_s: float = 60, what: str = "") -> None:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what or condition}")
 
 
 class Traces:
@@ -168,7 +160,7 @@ def test_poison_values_never_stop_ingest(
         assert fm.flush()
     finally:
         fm.shutdown()
-    wait_for(lambda: stored(postgres_url)[0] == 7, what="7 stored records")
+    wait_for(lambda: stored(postgres_url)[0] == 7, 60, "7 stored records")
     assert healthz(url) == 200
     engine = store_engine.make_engine(postgres_url)
     with engine.connect() as connection:
@@ -220,7 +212,7 @@ def test_a_database_outage_loses_nothing_the_shim_sent(
             assert fm.flush()
         finally:
             fm.shutdown()
-        wait_for(lambda: stored(postgres_url)[0] >= sent, what=f"{sent} stored records")
+        wait_for(lambda: stored(postgres_url)[0] >= sent, 60, f"{sent} stored records")
     assert stored(postgres_url) == (sent, sent)
     assert healthy_during_outage == [200]
     process.send_signal(signal.SIGTERM)
@@ -256,7 +248,7 @@ def test_sigkill_loses_no_acknowledged_trace_and_stores_none_twice(
     clients = [threading.Thread(target=client) for _ in range(2)]
     for thread in clients:
         thread.start()
-    wait_for(lambda: len(acknowledged) >= 300, what="300 acknowledged traces")
+    wait_for(lambda: len(acknowledged) >= 300, 60, "300 acknowledged traces")
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     stop.set()
@@ -266,7 +258,7 @@ def test_sigkill_loses_no_acknowledged_trace_and_stores_none_twice(
 
     _, restarted = start(base_env)
     servers.append(restarted)
-    wait_for(lambda: stored(postgres_url)[0] >= len(acknowledged), what="replayed records")
+    wait_for(lambda: stored(postgres_url)[0] >= len(acknowledged), 60, "replayed records")
     rows, distinct = stored(postgres_url)
     assert rows == distinct
     assert before_restart < len(acknowledged), "the kill came before everything was saved"
