@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..store import metrics
+from ..store import Sessions, metrics
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -90,7 +89,7 @@ def _segment(segment: Mapping[str, str]) -> dict[str, str]:
     return {"segment": name, "value": value}
 
 
-def route(sessions: sessionmaker[Session]) -> Route:
+def route(sessions: Sessions) -> Route:
     def read() -> str:
         with sessions() as session:
             return render(metrics.snapshot(session))

@@ -72,10 +72,9 @@ def report(out_path: Path) -> None:
 )
 def serve(host: str, port: int, grpc_port: int) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC) and store RAG records."""
-    from .. import serving
-    from ..api import metrics as metrics_api
+    from ..api import server
+    from ..api.app import create_app
     from ..ingest import grpc_server
-    from ..ingest.http import create_app
 
     settings = load_settings()
     configure_logging(settings.log_level)
@@ -103,10 +102,10 @@ def serve(host: str, port: int, grpc_port: int) -> None:
             settings.max_body_bytes,
             run_pipeline=True,
             before_stop=stop_grpc,
-            extra_routes=[metrics_api.route(sessions)],
+            sessions=sessions,
         )
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
-        serving.serve(app, host, port, pipeline, before_drain=stop_grpc)
+        server.serve(app, host, port, pipeline, before_drain=stop_grpc)
 
 
 @click.command()

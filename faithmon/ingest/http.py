@@ -1,4 +1,4 @@
-"""OTLP/HTTP receiver (Starlette): ``POST /v1/traces`` and ``/v1/logs`` into the pipeline.
+"""OTLP/HTTP routes (Starlette): ``POST /v1/traces`` and ``/v1/logs`` into the pipeline.
 
 Replies follow the OTLP/HTTP specification, in the request's own encoding
 (protobuf or JSON): 200 with an Export*ServiceResponse (``partial_success``
@@ -21,16 +21,14 @@ import asyncio
 import logging
 import traceback
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import DecodeError, SaturatedError
@@ -231,59 +229,29 @@ def _unavailable(reason: str) -> Response:
     )
 
 
-def create_app(
+def otlp_routes(
     pipeline: Pipeline,
     max_body_bytes: int = 64 * 1024 * 1024,
     *,
-    run_pipeline: bool = False,
-    before_stop: Callable[[], None] | None = None,
-    extra_routes: Sequence[Route] = (),
     body_idle_seconds: float = BODY_IDLE_SECONDS,
     body_deadline_seconds: float = BODY_DEADLINE_SECONDS,
-) -> Starlette:
-    """The receiver app; with ``run_pipeline`` its lifespan starts and stops the pipeline.
+) -> list[Route]:
+    """``POST /v1/traces`` and ``/v1/logs``, feeding ``pipeline``; the app that mounts
+    them (``faithmon.api.app``) owns the pipeline's start and stop.
 
     A body that sends nothing for ``body_idle_seconds``, or is not complete
-    after ``body_deadline_seconds``, gets 408. Stopping runs ``before_stop``
-    (the gRPC receiver closes there), then saves every trace still buffered,
-    so a SIGTERM loses nothing.
+    after ``body_deadline_seconds``, gets 408.
     """
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if run_pipeline:
-            pipeline.start()
-        try:
-            yield
-        finally:
-            if before_stop is not None:
-                before_stop()
-            if run_pipeline:
-                pipeline.stop()
-
-    async def healthz(request: Request) -> Response:
-        if pipeline.saturated:
-            return JSONResponse({"status": "saturated"}, status_code=503)
-        if pipeline.store_failing:
-            # Still ready: what arrives is acknowledged into the spool until it fills.
-            return JSONResponse({"status": "degraded", "store": "failing"})
-        return JSONResponse({"status": "ok"})
-
     limits = _Limits(max_body_bytes, body_idle_seconds, body_deadline_seconds)
-    return Starlette(
-        lifespan=lifespan,
-        routes=[
-            Route(
-                "/v1/traces",
-                _export_endpoint(pipeline, limits, otlp.decode_traces, logs=False),
-                methods=["POST"],
-            ),
-            Route(
-                "/v1/logs",
-                _export_endpoint(pipeline, limits, otlp.decode_logs, logs=True),
-                methods=["POST"],
-            ),
-            Route("/healthz", healthz, methods=["GET"]),
-            *extra_routes,
-        ],
-    )
+    return [
+        Route(
+            "/v1/traces",
+            _export_endpoint(pipeline, limits, otlp.decode_traces, logs=False),
+            methods=["POST"],
+        ),
+        Route(
+            "/v1/logs",
+            _export_endpoint(pipeline, limits, otlp.decode_logs, logs=True),
+            methods=["POST"],
+        ),
+    ]

@@ -20,7 +20,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from faithmon.ingest.http import RETRY_AFTER_SECONDS, create_app
+from faithmon.api.app import create_app
+from faithmon.ingest.http import RETRY_AFTER_SECONDS
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity

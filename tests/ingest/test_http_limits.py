@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from google.rpc import status_pb2
 
-from faithmon import serving
+from faithmon.api import server as serving
+from faithmon.api.app import create_app
 from faithmon.ingest.http import (
     KEEP_ALIVE_SECONDS,
     MAX_GZIP_MEMBERS,
     RETRY_AFTER_SECONDS,
     _inflate,
-    create_app,
 )
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll

@@ -18,8 +18,8 @@ from types import FrameType
 
 import uvicorn
 
-from .ingest.http import KEEP_ALIVE_SECONDS
-from .ingest.pipeline import Pipeline
+from ..ingest.http import KEEP_ALIVE_SECONDS
+from ..ingest.pipeline import Pipeline
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,75 @@
+"""The HTTP application of ``faithmon serve``: ingest's OTLP routes, health and
+``/metrics`` in one Starlette app, whose lifespan runs the ingest pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..ingest.http import BODY_DEADLINE_SECONDS, BODY_IDLE_SECONDS, otlp_routes
+from ..ingest.pipeline import Pipeline
+from ..store import Sessions
+from . import metrics
+
+
+def health_route(pipeline: Pipeline) -> Route:
+    """``GET /healthz``: 503 while the pipeline cannot take more, "degraded" while the
+    store fails (still ready: what arrives is acknowledged into the spool until it fills)."""
+
+    async def healthz(request: Request) -> Response:
+        if pipeline.saturated:
+            return JSONResponse({"status": "saturated"}, status_code=503)
+        if pipeline.store_failing:
+            return JSONResponse({"status": "degraded", "store": "failing"})
+        return JSONResponse({"status": "ok"})
+
+    return Route("/healthz", healthz, methods=["GET"])
+
+
+def create_app(
+    pipeline: Pipeline,
+    max_body_bytes: int = 64 * 1024 * 1024,
+    *,
+    sessions: Sessions | None = None,
+    run_pipeline: bool = False,
+    before_stop: Callable[[], None] | None = None,
+    extra_routes: Sequence[Route] = (),
+    body_idle_seconds: float = BODY_IDLE_SECONDS,
+    body_deadline_seconds: float = BODY_DEADLINE_SECONDS,
+) -> Starlette:
+    """The served app; with ``sessions`` it also serves ``/metrics`` from the store.
+
+    With ``run_pipeline`` its lifespan starts and stops the pipeline. Stopping
+    runs ``before_stop`` (the gRPC receiver closes there), then saves every
+    trace still buffered, so a SIGTERM loses nothing.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if run_pipeline:
+            pipeline.start()
+        try:
+            yield
+        finally:
+            if before_stop is not None:
+                before_stop()
+            if run_pipeline:
+                pipeline.stop()
+
+    routes = [
+        *otlp_routes(
+            pipeline,
+            max_body_bytes,
+            body_idle_seconds=body_idle_seconds,
+            body_deadline_seconds=body_deadline_seconds,
+        ),
+        health_route(pipeline),
+        *([metrics.route(sessions)] if sessions is not None else []),
+        *extra_routes,
+    ]
+    return Starlette(lifespan=lifespan, routes=routes)
