@@ -1,9 +1,10 @@
 """Settings: every ``FAITHMON_*`` variable, read once at the edge by the CLI.
 
-Each setting is declared once in ``SETTINGS`` with its default, its parser and
-its help text. Values come, in order of precedence, from explicit overrides,
-the environment, the settings file named by ``FAITHMON_CONFIG`` (TOML, keys as
-the variable names or their lower-case field names), then the default. A bad
+Each setting is declared once, as a field of ``Settings`` with its variable,
+default, parser and help text; ``SETTINGS`` lists them. Values come, in order
+of precedence, from explicit overrides, the environment, the settings file
+named by ``FAITHMON_CONFIG`` (TOML, keys as the variable names or their
+lower-case field names), then the default. A bad
 value fails fast with the setting's name. The README's table and
 ``deploy/.env.example`` list the same names (tests keep them in step).
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .config_values import (
     _flag,
@@ -32,8 +33,10 @@ from .config_values import (
     _threshold,
 )
 from .errors import ConfigError
+from .judge import JUDGES
 
 CONFIG_FILE_ENV = "FAITHMON_CONFIG"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,244 +50,244 @@ class Setting:
 
 _KEEP_RULES = "app,empty_retrieval,error,negative_feedback,low_retrieval_score"
 
-# fmt: off
-SETTINGS: tuple[Setting, ...] = (
-    Setting("FAITHMON_DATABASE_URL", "database_url", "sqlite:///faithmon.db", str,
-            "SQLAlchemy URL: sqlite:///path.db or postgresql+psycopg://user@host/db"),
-    Setting("FAITHMON_SAMPLE_RATE", "sample_rate", "1.0", _rate,
-            "Share of traces kept, decided by trace id (0.0 to 1.0)"),
-    Setting("FAITHMON_SAMPLE_SEGMENT_BY", "sample_segment_by", "service,route", _names,
-            "Labels whose values make a sampling segment"),
-    Setting("FAITHMON_SAMPLE_RATE_LIMIT", "sample_rate_limit", "0", _non_negative_float,
-            "Most records kept per second per segment; 0 means no limit"),
-    Setting("FAITHMON_SAMPLE_MINIMUM_PER_HOUR", "sample_minimum_per_hour", "0",
-            _non_negative_int, "Records kept per segment and hour whatever the rate"),
-    Setting("FAITHMON_SAMPLE_KEEP", "sample_keep", _KEEP_RULES, _names,
-            "Keep-always rules: app, empty_retrieval, error, negative_feedback, "
-            "low_retrieval_score"),
-    Setting("FAITHMON_SAMPLE_LOW_SCORE", "sample_low_score", "", _optional_float,
-            "Keep a record whose best chunk scored below this (unset: rule off)"),
-    Setting("FAITHMON_SAMPLE_NEGATIVE_FEEDBACK", "sample_negative_feedback",
-            "thumbs_down,down,negative,bad", _names,
-            "Values of the feedback label that count as negative"),
-    Setting("FAITHMON_SAMPLE_INCLUDE", "sample_include", "", _pairs,
-            "Keep only records with one of these label=value pairs (empty: all)"),
-    Setting("FAITHMON_SAMPLE_EXCLUDE", "sample_exclude", "", _pairs,
-            "Drop records with one of these label=value pairs"),
-    Setting("FAITHMON_SCRUB_KEY", "scrub_key", "", str,
-            "Secret key for PII pseudonyms (16+ characters); unset: the key file is used"),
-    Setting("FAITHMON_SCRUB_KEY_FILE", "scrub_key_file", "faithmon-scrub.key", str,
-            "Where a generated key is kept (mode 0600) when FAITHMON_SCRUB_KEY is unset"),
-    Setting("FAITHMON_SCRUB_SCOPE", "scrub_scope", "record", _one_of("record", "tenant", "global"),
-            "Where equal values get equal pseudonyms: record, tenant or global"),
-    Setting("FAITHMON_SCRUB_PHONE_REGION", "scrub_phone_region", "US", str.upper,
-            "Region used to read phone numbers written without a country code"),
-    Setting("FAITHMON_SCRUB_DETECTORS", "scrub_detectors", "", _names,
-            "Extra detectors, as module:callable (for example a Presidio or spaCy NER plug-in)"),
-    Setting("FAITHMON_JUDGE", "judge", "offline", _one_of("offline", "openai"),
-            "Judge to score records with: offline (no network) or openai"),
-    Setting("FAITHMON_JUDGE_MODEL", "judge_model", "gpt-4o-mini", str,
-            "Model the openai judge asks"),
-    Setting("FAITHMON_JUDGE_BASE_URL", "judge_base_url", "", str,
-            "OpenAI-compatible endpoint, e.g. http://vllm:8000/v1 (unset: OpenAI's)"),
-    Setting("FAITHMON_JUDGE_API_KEY", "judge_api_key", "", str,
-            "API key of the judge endpoint (unset: OPENAI_API_KEY)"),
-    Setting("FAITHMON_JUDGE_MODE", "judge_mode", "one_call", _one_of("one_call", "two_call"),
-            "one_call (claims and verdicts together) or two_call (decompose, then verify)"),
-    Setting("FAITHMON_JUDGE_TIMEOUT", "judge_timeout", "30", _positive_float,
-            "Seconds per judge request attempt"),
-    Setting("FAITHMON_JUDGE_DEADLINE", "judge_deadline", "120", _positive_float,
-            "Seconds per trace for the judge, retries included"),
-    Setting("FAITHMON_JUDGE_MAX_ATTEMPTS", "judge_max_attempts", "3", _positive_int,
-            "Attempts per judge request on 408, 429, 5xx and timeouts"),
-    Setting("FAITHMON_JUDGE_CONCURRENCY", "judge_concurrency", "4", _positive_int,
-            "Judge requests in flight at once per process"),
-    Setting("FAITHMON_JUDGE_RPM", "judge_rpm", "0", _non_negative_float,
-            "Judge requests per minute per process; 0 means no limit"),
-    Setting("FAITHMON_ASSEMBLY_QUIET_SECONDS", "assembly_quiet_seconds", "2.0",
-            _non_negative_float,
-            "Seconds after a trace's root span ends before its record is built"),
-    Setting("FAITHMON_MAX_TRACES_IN_FLIGHT", "max_traces_in_flight", "10000", _positive_int,
-            "Traces buffered for assembly; near it the receiver answers 503, past it the "
-            "oldest are stored early as incomplete"),
-    Setting("FAITHMON_MAX_SPANS_IN_FLIGHT", "max_spans_in_flight", "500000", _positive_int,
-            "Spans and log records buffered for assembly; past it the receiver answers 503"),
-    Setting("FAITHMON_MAX_BUFFER_MB", "max_buffer_mb", "512", _positive_int,
-            "Megabytes of spans buffered for assembly; past it the receiver answers 503"),
-    Setting("FAITHMON_SPOOL_DIR", "spool_dir", "faithmon-spool", str,
-            "Folder of the receiver's durable spool (one per receiver): every acknowledged "
-            "export is fsynced here first and replayed after a crash; empty turns it off"),
-    Setting("FAITHMON_SPOOL_MAX_MB", "spool_max_mb", "1024", _positive_int,
-            "Megabytes the spool may hold while the database is down; past it the receiver "
-            "answers 503"),
-    Setting("FAITHMON_MAX_BODY_BYTES", "max_body_bytes", str(64 * 1024 * 1024), _positive_int,
-            "Largest OTLP request body accepted, after decompression"),
-    Setting("FAITHMON_WORKER_SCORE_INTERVAL", "score_interval", "10", _positive_float,
-            "Seconds between scoring runs of the worker"),
-    Setting("FAITHMON_WORKER_DRIFT_INTERVAL", "drift_interval", "60", _positive_float,
-            "Seconds between drift runs of the worker"),
-    Setting("FAITHMON_WORKER_RETENTION_INTERVAL", "retention_interval", "3600", _positive_float,
-            "Seconds between retention runs of the worker"),
-    Setting("FAITHMON_JUDGE_DAILY_BUDGET", "judge_daily_budget", "0", _non_negative_int,
-            "Judge tokens all workers may spend per UTC day; 0 means no budget"),
-    Setting("FAITHMON_WORKER_MAX_RETRIES", "worker_max_retries", "5", _non_negative_int,
-            "Times a record is tried again after a retryable judge failure"),
-    Setting("FAITHMON_WORKER_RETRY_DELAY", "worker_retry_delay", "30", _positive_float,
-            "Seconds before the first retry of a record; doubles each time, up to an hour"),
-    Setting("FAITHMON_WORKER_RETRY_MAX_AGE", "worker_retry_max_age", "86400", _positive_float,
-            "Seconds after ingest past which a failing record is given up as judge_error"),
-    Setting("FAITHMON_WORKER_HEARTBEAT_FILE", "worker_heartbeat_file",
-            "faithmon-worker.heartbeat", str,
-            "File the worker touches while healthy; `faithmon worker --check` reads it"),
-    Setting("FAITHMON_SENTINEL_INTERVAL", "sentinel_interval", "21600", _non_negative_float,
-            "Seconds between sentinel runs (they also run when a worker starts; 0: never)"),
-    Setting("FAITHMON_WORKER_BATCH", "worker_batch", "100", _positive_int,
-            "Records a worker claims per scoring batch"),
-    Setting("FAITHMON_WORKER_LEASE_SECONDS", "lease_seconds", "300", _positive_int,
-            "How long a claimed batch stays leased before another worker may take it"),
-    Setting("FAITHMON_RETENTION_DAYS", "retention_days", "30", _non_negative_int,
-            "Records, chunks and claims older than this are deleted (0 keeps them)"),
-    Setting("FAITHMON_DRIFT_DIMENSIONS", "drift_dimensions",
-            "service,route,tenant,model,retriever_version,prompt_version,language", _names,
-            "Comma-separated labels that define drift segments"),
-    Setting("FAITHMON_DRIFT_THRESHOLD", "drift_threshold", "auto", _threshold,
-            "CUSUM threshold h for every detector (pending at h/2, firing at h); auto sets "
-            "each from the false-alarm budget, or from `faithmon drift calibrate`"),
-    Setting("FAITHMON_DRIFT_FALSE_ALARMS", "drift_false_alarms", "1", _positive_float,
-            "False-alarm budget: expected false drift alarms per 30 days across all segments"),
-    Setting("FAITHMON_DRIFT_WOBBLE", "drift_wobble", "0.07", _non_negative_float,
-            "Least wobble of an in-control rate, relative to it, that thresholds allow for "
-            "(more when the baseline window shows more)"),
-    Setting("FAITHMON_DRIFT_SHIFT", "drift_shift", "0.08", _positive_float,
-            "Design shift: the detector is tuned for a rise of this much in the unsupported rate"),
-    Setting("FAITHMON_DRIFT_CRITICAL_SHIFT", "drift_critical_shift", "0.04", _positive_float,
-            "Design shift of the second detector, on records with a critical unsupported claim"),
-    Setting("FAITHMON_DRIFT_MAX_DELAY_DAYS", "drift_max_delay_days", "7", _positive_float,
-            "A segment whose traffic cannot reveal the design shift within this many days "
-            "folds into overall"),
-    Setting("FAITHMON_DRIFT_RECOVERY_RUNS", "drift_recovery_runs", "3", _positive_int,
-            "Drift runs in a row a firing segment must look recovered before its alert resolves"),
-    Setting("FAITHMON_DRIFT_RECOVERY_RECORDS", "drift_recovery_records", "200", _positive_int,
-            "Recent records whose rate's upper 95% bound must be back near the baseline"),
-    Setting("FAITHMON_DRIFT_NO_DATA_HOURS", "drift_no_data_hours", "6", _positive_float,
-            "A watched segment with no scored record for this long raises a no_data alert"),
-    Setting("FAITHMON_DRIFT_NO_DATA_DIMENSIONS", "drift_no_data_dimensions",
-            "service,route,tenant", _names,
-            "Labels whose segments are watched for silence (versions retire, so not those)"),
-    Setting("FAITHMON_ALERT_COOLDOWN", "alert_cooldown", "1800", _non_negative_float,
-            "Seconds after resolving in which a reopened alert stays quiet until it fires"),
-    Setting("FAITHMON_ALERT_RENOTIFY", "alert_renotify", "14400", _positive_float,
-            "Seconds between reminders to the sinks while an alert keeps firing"),
-    Setting("FAITHMON_DRIFT_BASELINE_RECORDS", "baseline_records", "2000", _positive_int,
-            "Scored records the overall baseline window needs before detection starts"),
-    Setting("FAITHMON_DRIFT_BASELINE_DAYS", "baseline_days", "7", _non_negative_float,
-            "Days the baseline window must span before detection starts"),
-    Setting("FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", "segment_min_baseline", "100",
-            _non_negative_int,
-            "Baseline records a segment needs for its own rate; fewer uses the overall rate"),
-    Setting("FAITHMON_ALERT_WEBHOOK_URL", "alert_webhook_url", "", str,
-            "POST every alert change here as JSON signed per Standard Webhooks (unset: off)"),
-    Setting("FAITHMON_ALERT_WEBHOOK_SECRET", "alert_webhook_secret", "", str,
-            "Signing secret of the alert webhook (whsec_<base64> or plain text)"),
-    Setting("FAITHMON_ALERT_SLACK_URL", "alert_slack_url", "", str,
-            "Slack incoming-webhook URL for alert changes (unset: off)"),
-    Setting("FAITHMON_ALERT_ALERTMANAGER_URL", "alert_alertmanager_url", "", str,
-            "Alertmanager base URL; alerts go to /api/v2/alerts (unset: off)"),
-    Setting("FAITHMON_ALERT_ALLOW_LINK_LOCAL", "alert_allow_link_local", "false", _flag,
-            "Let the alert URLs reach link-local and cloud metadata addresses "
-            "(169.254.0.0/16, fe80::/10, metadata.google.internal); refused by default"),
-    Setting("FAITHMON_ALERT_SMTP_HOST", "alert_smtp_host", "", str,
-            "SMTP server for alert e-mails, host or host:port (unset: off)"),
-    Setting("FAITHMON_ALERT_SMTP_FROM", "alert_smtp_from", "faithmon@localhost", str,
-            "Sender address of alert e-mails"),
-    Setting("FAITHMON_ALERT_SMTP_TO", "alert_smtp_to", "", _names,
-            "Comma-separated recipients of alert e-mails"),
-    Setting("FAITHMON_ALERT_SMTP_USER", "alert_smtp_user", "", str,
-            "SMTP login (with FAITHMON_ALERT_SMTP_PASSWORD); STARTTLS is used when set"),
-    Setting("FAITHMON_ALERT_SMTP_PASSWORD", "alert_smtp_password", "", str,
-            "SMTP password"),
-    Setting("FAITHMON_TELEMETRY_ENDPOINT", "telemetry_endpoint", "", str,
-            "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)"),
-    Setting("FAITHMON_LOG_LEVEL", "log_level", "INFO", _level,
-            "Log level of faithmon's processes"),
-)
-# fmt: on
+
+def _setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> Any:
+    # The declaration rides on the field, so a setting is written in one place; the
+    # field's name is filled in when SETTINGS is read off the class below.
+    return field(metadata={"setting": Setting(env, "", default, parse, help)})
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    database_url: str
-    sample_rate: float
-    sample_segment_by: tuple[str, ...]
-    sample_rate_limit: float
-    sample_minimum_per_hour: int
-    sample_keep: tuple[str, ...]
-    sample_low_score: float | None
-    sample_negative_feedback: tuple[str, ...]
-    sample_include: tuple[tuple[str, str], ...]
-    sample_exclude: tuple[tuple[str, str], ...]
-    scrub_key: str
-    scrub_key_file: str
-    scrub_scope: str
-    scrub_phone_region: str
-    scrub_detectors: tuple[str, ...]
-    judge: str
-    judge_model: str
-    judge_base_url: str
-    judge_api_key: str
-    judge_mode: str
-    judge_timeout: float
-    judge_deadline: float
-    judge_max_attempts: int
-    judge_concurrency: int
-    judge_rpm: float
-    assembly_quiet_seconds: float
-    max_traces_in_flight: int
-    max_spans_in_flight: int
-    max_buffer_mb: int
-    spool_dir: str
-    spool_max_mb: int
-    max_body_bytes: int
-    score_interval: float
-    drift_interval: float
-    retention_interval: float
-    judge_daily_budget: int
-    worker_max_retries: int
-    worker_retry_delay: float
-    worker_retry_max_age: float
-    worker_heartbeat_file: str
-    sentinel_interval: float
-    worker_batch: int
-    lease_seconds: int
-    retention_days: int
-    drift_dimensions: tuple[str, ...]
-    drift_threshold: float | None
-    drift_false_alarms: float
-    drift_wobble: float
-    drift_shift: float
-    drift_critical_shift: float
-    drift_max_delay_days: float
-    drift_recovery_runs: int
-    drift_recovery_records: int
-    drift_no_data_hours: float
-    drift_no_data_dimensions: tuple[str, ...]
-    alert_cooldown: float
-    alert_renotify: float
-    baseline_records: int
-    baseline_days: float
-    segment_min_baseline: int
-    alert_webhook_url: str
-    alert_webhook_secret: str
-    alert_slack_url: str
-    alert_alertmanager_url: str
-    alert_allow_link_local: bool
-    alert_smtp_host: str
-    alert_smtp_from: str
-    alert_smtp_to: tuple[str, ...]
-    alert_smtp_user: str
-    alert_smtp_password: str
-    telemetry_endpoint: str
-    log_level: str
+    """Every setting, each declared once: its field, variable, default, parser and help."""
+
+    # fmt: off
+    database_url: str = _setting(
+        "FAITHMON_DATABASE_URL", "sqlite:///faithmon.db", str,
+        "SQLAlchemy URL: sqlite:///path.db or postgresql+psycopg://user@host/db")
+    sample_rate: float = _setting(
+        "FAITHMON_SAMPLE_RATE", "1.0", _rate,
+        "Share of traces kept, decided by trace id (0.0 to 1.0)")
+    sample_segment_by: tuple[str, ...] = _setting(
+        "FAITHMON_SAMPLE_SEGMENT_BY", "service,route", _names,
+        "Labels whose values make a sampling segment")
+    sample_rate_limit: float = _setting(
+        "FAITHMON_SAMPLE_RATE_LIMIT", "0", _non_negative_float,
+        "Most records kept per second per segment; 0 means no limit")
+    sample_minimum_per_hour: int = _setting(
+        "FAITHMON_SAMPLE_MINIMUM_PER_HOUR", "0", _non_negative_int,
+        "Records kept per segment and hour whatever the rate")
+    sample_keep: tuple[str, ...] = _setting(
+        "FAITHMON_SAMPLE_KEEP", _KEEP_RULES, _names,
+        "Keep-always rules: app, empty_retrieval, error, negative_feedback, "
+        "low_retrieval_score")
+    sample_low_score: float | None = _setting(
+        "FAITHMON_SAMPLE_LOW_SCORE", "", _optional_float,
+        "Keep a record whose best chunk scored below this (unset: rule off)")
+    sample_negative_feedback: tuple[str, ...] = _setting(
+        "FAITHMON_SAMPLE_NEGATIVE_FEEDBACK", "thumbs_down,down,negative,bad", _names,
+        "Values of the feedback label that count as negative")
+    sample_include: tuple[tuple[str, str], ...] = _setting(
+        "FAITHMON_SAMPLE_INCLUDE", "", _pairs,
+        "Keep only records with one of these label=value pairs (empty: all)")
+    sample_exclude: tuple[tuple[str, str], ...] = _setting(
+        "FAITHMON_SAMPLE_EXCLUDE", "", _pairs,
+        "Drop records with one of these label=value pairs")
+    scrub_key: str = _setting(
+        "FAITHMON_SCRUB_KEY", "", str,
+        "Secret key for PII pseudonyms (16+ characters); unset: the key file is used")
+    scrub_key_file: str = _setting(
+        "FAITHMON_SCRUB_KEY_FILE", "faithmon-scrub.key", str,
+        "Where a generated key is kept (mode 0600) when FAITHMON_SCRUB_KEY is unset")
+    scrub_scope: str = _setting(
+        "FAITHMON_SCRUB_SCOPE", "record", _one_of("record", "tenant", "global"),
+        "Where equal values get equal pseudonyms: record, tenant or global")
+    scrub_phone_region: str = _setting(
+        "FAITHMON_SCRUB_PHONE_REGION", "US", str.upper,
+        "Region used to read phone numbers written without a country code")
+    scrub_detectors: tuple[str, ...] = _setting(
+        "FAITHMON_SCRUB_DETECTORS", "", _names,
+        "Extra detectors, as module:callable (for example a Presidio or spaCy NER plug-in)")
+    judge: str = _setting(
+        "FAITHMON_JUDGE", "offline", _one_of(*JUDGES),
+        "Judge to score records with: offline (no network) or openai")
+    judge_model: str = _setting(
+        "FAITHMON_JUDGE_MODEL", "gpt-4o-mini", str,
+        "Model the openai judge asks")
+    judge_base_url: str = _setting(
+        "FAITHMON_JUDGE_BASE_URL", "", str,
+        "OpenAI-compatible endpoint, e.g. http://vllm:8000/v1 (unset: OpenAI's)")
+    judge_api_key: str = _setting(
+        "FAITHMON_JUDGE_API_KEY", "", str,
+        "API key of the judge endpoint (unset: OPENAI_API_KEY)")
+    judge_mode: str = _setting(
+        "FAITHMON_JUDGE_MODE", "one_call", _one_of("one_call", "two_call"),
+        "one_call (claims and verdicts together) or two_call (decompose, then verify)")
+    judge_timeout: float = _setting(
+        "FAITHMON_JUDGE_TIMEOUT", "30", _positive_float,
+        "Seconds per judge request attempt")
+    judge_deadline: float = _setting(
+        "FAITHMON_JUDGE_DEADLINE", "120", _positive_float,
+        "Seconds per trace for the judge, retries included")
+    judge_max_attempts: int = _setting(
+        "FAITHMON_JUDGE_MAX_ATTEMPTS", "3", _positive_int,
+        "Attempts per judge request on 408, 429, 5xx and timeouts")
+    judge_concurrency: int = _setting(
+        "FAITHMON_JUDGE_CONCURRENCY", "4", _positive_int,
+        "Judge requests in flight at once per process")
+    judge_rpm: float = _setting(
+        "FAITHMON_JUDGE_RPM", "0", _non_negative_float,
+        "Judge requests per minute per process; 0 means no limit")
+    assembly_quiet_seconds: float = _setting(
+        "FAITHMON_ASSEMBLY_QUIET_SECONDS", "2.0", _non_negative_float,
+        "Seconds after a trace's root span ends before its record is built")
+    max_traces_in_flight: int = _setting(
+        "FAITHMON_MAX_TRACES_IN_FLIGHT", "10000", _positive_int,
+        "Traces buffered for assembly; near it the receiver answers 503, past it the "
+        "oldest are stored early as incomplete")
+    max_spans_in_flight: int = _setting(
+        "FAITHMON_MAX_SPANS_IN_FLIGHT", "500000", _positive_int,
+        "Spans and log records buffered for assembly; past it the receiver answers 503")
+    max_buffer_mb: int = _setting(
+        "FAITHMON_MAX_BUFFER_MB", "512", _positive_int,
+        "Megabytes of spans buffered for assembly; past it the receiver answers 503")
+    spool_dir: str = _setting(
+        "FAITHMON_SPOOL_DIR", "faithmon-spool", str,
+        "Folder of the receiver's durable spool (one per receiver): every acknowledged "
+        "export is fsynced here first and replayed after a crash; empty turns it off")
+    spool_max_mb: int = _setting(
+        "FAITHMON_SPOOL_MAX_MB", "1024", _positive_int,
+        "Megabytes the spool may hold while the database is down; past it the receiver "
+        "answers 503")
+    max_body_bytes: int = _setting(
+        "FAITHMON_MAX_BODY_BYTES", str(64 * 1024 * 1024), _positive_int,
+        "Largest OTLP request body accepted, after decompression")
+    score_interval: float = _setting(
+        "FAITHMON_WORKER_SCORE_INTERVAL", "10", _positive_float,
+        "Seconds between scoring runs of the worker")
+    drift_interval: float = _setting(
+        "FAITHMON_WORKER_DRIFT_INTERVAL", "60", _positive_float,
+        "Seconds between drift runs of the worker")
+    retention_interval: float = _setting(
+        "FAITHMON_WORKER_RETENTION_INTERVAL", "3600", _positive_float,
+        "Seconds between retention runs of the worker")
+    judge_daily_budget: int = _setting(
+        "FAITHMON_JUDGE_DAILY_BUDGET", "0", _non_negative_int,
+        "Judge tokens all workers may spend per UTC day; 0 means no budget")
+    worker_max_retries: int = _setting(
+        "FAITHMON_WORKER_MAX_RETRIES", "5", _non_negative_int,
+        "Times a record is tried again after a retryable judge failure")
+    worker_retry_delay: float = _setting(
+        "FAITHMON_WORKER_RETRY_DELAY", "30", _positive_float,
+        "Seconds before the first retry of a record; doubles each time, up to an hour")
+    worker_retry_max_age: float = _setting(
+        "FAITHMON_WORKER_RETRY_MAX_AGE", "86400", _positive_float,
+        "Seconds after ingest past which a failing record is given up as judge_error")
+    worker_heartbeat_file: str = _setting(
+        "FAITHMON_WORKER_HEARTBEAT_FILE", "faithmon-worker.heartbeat", str,
+        "File the worker touches while healthy; `faithmon worker --check` reads it")
+    sentinel_interval: float = _setting(
+        "FAITHMON_SENTINEL_INTERVAL", "21600", _non_negative_float,
+        "Seconds between sentinel runs (they also run when a worker starts; 0: never)")
+    worker_batch: int = _setting(
+        "FAITHMON_WORKER_BATCH", "100", _positive_int,
+        "Records a worker claims per scoring batch")
+    lease_seconds: int = _setting(
+        "FAITHMON_WORKER_LEASE_SECONDS", "300", _positive_int,
+        "How long a claimed batch stays leased before another worker may take it")
+    retention_days: int = _setting(
+        "FAITHMON_RETENTION_DAYS", "30", _non_negative_int,
+        "Records, chunks and claims older than this are deleted (0 keeps them)")
+    drift_dimensions: tuple[str, ...] = _setting(
+        "FAITHMON_DRIFT_DIMENSIONS",
+        "service,route,tenant,model,retriever_version,prompt_version,language", _names,
+        "Comma-separated labels that define drift segments")
+    drift_threshold: float | None = _setting(
+        "FAITHMON_DRIFT_THRESHOLD", "auto", _threshold,
+        "CUSUM threshold h for every detector (pending at h/2, firing at h); auto sets "
+        "each from the false-alarm budget, or from `faithmon drift calibrate`")
+    drift_false_alarms: float = _setting(
+        "FAITHMON_DRIFT_FALSE_ALARMS", "1", _positive_float,
+        "False-alarm budget: expected false drift alarms per 30 days across all segments")
+    drift_wobble: float = _setting(
+        "FAITHMON_DRIFT_WOBBLE", "0.07", _non_negative_float,
+        "Least wobble of an in-control rate, relative to it, that thresholds allow for "
+        "(more when the baseline window shows more)")
+    drift_shift: float = _setting(
+        "FAITHMON_DRIFT_SHIFT", "0.08", _positive_float,
+        "Design shift: the detector is tuned for a rise of this much in the unsupported rate")
+    drift_critical_shift: float = _setting(
+        "FAITHMON_DRIFT_CRITICAL_SHIFT", "0.04", _positive_float,
+        "Design shift of the second detector, on records with a critical unsupported claim")
+    drift_max_delay_days: float = _setting(
+        "FAITHMON_DRIFT_MAX_DELAY_DAYS", "7", _positive_float,
+        "A segment whose traffic cannot reveal the design shift within this many days "
+        "folds into overall")
+    drift_recovery_runs: int = _setting(
+        "FAITHMON_DRIFT_RECOVERY_RUNS", "3", _positive_int,
+        "Drift runs in a row a firing segment must look recovered before its alert resolves")
+    drift_recovery_records: int = _setting(
+        "FAITHMON_DRIFT_RECOVERY_RECORDS", "200", _positive_int,
+        "Recent records whose rate's upper 95% bound must be back near the baseline")
+    drift_no_data_hours: float = _setting(
+        "FAITHMON_DRIFT_NO_DATA_HOURS", "6", _positive_float,
+        "A watched segment with no scored record for this long raises a no_data alert")
+    drift_no_data_dimensions: tuple[str, ...] = _setting(
+        "FAITHMON_DRIFT_NO_DATA_DIMENSIONS", "service,route,tenant", _names,
+        "Labels whose segments are watched for silence (versions retire, so not those)")
+    alert_cooldown: float = _setting(
+        "FAITHMON_ALERT_COOLDOWN", "1800", _non_negative_float,
+        "Seconds after resolving in which a reopened alert stays quiet until it fires")
+    alert_renotify: float = _setting(
+        "FAITHMON_ALERT_RENOTIFY", "14400", _positive_float,
+        "Seconds between reminders to the sinks while an alert keeps firing")
+    baseline_records: int = _setting(
+        "FAITHMON_DRIFT_BASELINE_RECORDS", "2000", _positive_int,
+        "Scored records the overall baseline window needs before detection starts")
+    baseline_days: float = _setting(
+        "FAITHMON_DRIFT_BASELINE_DAYS", "7", _non_negative_float,
+        "Days the baseline window must span before detection starts")
+    segment_min_baseline: int = _setting(
+        "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", "100", _non_negative_int,
+        "Baseline records a segment needs for its own rate; fewer uses the overall rate")
+    alert_webhook_url: str = _setting(
+        "FAITHMON_ALERT_WEBHOOK_URL", "", str,
+        "POST every alert change here as JSON signed per Standard Webhooks (unset: off)")
+    alert_webhook_secret: str = _setting(
+        "FAITHMON_ALERT_WEBHOOK_SECRET", "", str,
+        "Signing secret of the alert webhook (whsec_<base64> or plain text)")
+    alert_slack_url: str = _setting(
+        "FAITHMON_ALERT_SLACK_URL", "", str,
+        "Slack incoming-webhook URL for alert changes (unset: off)")
+    alert_alertmanager_url: str = _setting(
+        "FAITHMON_ALERT_ALERTMANAGER_URL", "", str,
+        "Alertmanager base URL; alerts go to /api/v2/alerts (unset: off)")
+    alert_allow_link_local: bool = _setting(
+        "FAITHMON_ALERT_ALLOW_LINK_LOCAL", "false", _flag,
+        "Let the alert URLs reach link-local and cloud metadata addresses "
+        "(169.254.0.0/16, fe80::/10, metadata.google.internal); refused by default")
+    alert_smtp_host: str = _setting(
+        "FAITHMON_ALERT_SMTP_HOST", "", str,
+        "SMTP server for alert e-mails, host or host:port (unset: off)")
+    alert_smtp_from: str = _setting(
+        "FAITHMON_ALERT_SMTP_FROM", "faithmon@localhost", str,
+        "Sender address of alert e-mails")
+    alert_smtp_to: tuple[str, ...] = _setting(
+        "FAITHMON_ALERT_SMTP_TO", "", _names,
+        "Comma-separated recipients of alert e-mails")
+    alert_smtp_user: str = _setting(
+        "FAITHMON_ALERT_SMTP_USER", "", str,
+        "SMTP login (with FAITHMON_ALERT_SMTP_PASSWORD); STARTTLS is used when set")
+    alert_smtp_password: str = _setting(
+        "FAITHMON_ALERT_SMTP_PASSWORD", "", str,
+        "SMTP password")
+    telemetry_endpoint: str = _setting(
+        "FAITHMON_TELEMETRY_ENDPOINT", "", str,
+        "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)")
+    log_level: str = _setting(
+        "FAITHMON_LOG_LEVEL", "INFO", _level,
+        "Log level of faithmon's processes")
+    # fmt: on
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -313,6 +316,12 @@ class Settings:
         return cls(**values)
 
 
+SETTINGS: tuple[Setting, ...] = tuple(
+    replace(f.metadata["setting"], field=f.name) for f in fields(Settings)
+)
+"""Every setting in declaration order (the README's table and ``.env.example`` follow it)."""
+
+
 def _read_file(path: str) -> dict[str, str]:
     if not path:
         return {}
@@ -334,3 +343,18 @@ def _read_file(path: str) -> dict[str, str]:
 
 def field_names() -> set[str]:
     return {f.name for f in fields(Settings)}
+
+
+def part_config(cls: type[_T], settings: Settings, prefix: str = "", **given: Any) -> _T:
+    """A part's config dataclass filled from the settings of the same names, so no part's
+    config copies a setting by hand: field ``x`` comes from setting ``prefix + x``, else
+    ``x``; ``given`` supplies fields whose value is derived (a unit, a fallback)."""
+    values = dict(given)
+    for item in fields(cls):  # type: ignore[arg-type]
+        if item.name in values:
+            continue
+        for name in (prefix + item.name, item.name):
+            if hasattr(settings, name):
+                values[item.name] = getattr(settings, name)
+                break
+    return cls(**values)

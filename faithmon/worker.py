@@ -1,21 +1,39 @@
-"""The worker process's schedule: each job of ``faithmon.jobs`` on its interval (APScheduler).
+"""The worker process: each job of ``faithmon.jobs`` on its interval (APScheduler), its
+heartbeat file and its signals.
 
 On SIGTERM the schedule ends and ``STOPPING`` is set, so a scoring run in progress
-saves the calls in flight and gives back what it had queued.
+saves the calls in flight and gives back what it had queued. The settings that
+pick the jobs and their intervals are wired in ``faithmon.cli.worker_process``.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from .jobs import STOPPING
 
 logger = logging.getLogger(__name__)
+
+
+def beat(path: str) -> None:
+    """Write the heartbeat: the time now, which ``heartbeat_fresh`` reads."""
+    Path(path).write_text(f"{time.time():.3f}\n")
+
+
+def heartbeat_fresh(path: str, max_age: float) -> bool:
+    """The heartbeat file was written within ``max_age`` seconds."""
+    try:
+        written = float(Path(path).read_text().strip())
+    except (OSError, ValueError):
+        return False
+    return time.time() - written < max_age
 
 
 def run(

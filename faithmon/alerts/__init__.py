@@ -1,11 +1,9 @@
-"""Alerts: their lifecycle (``lifecycle.py``), every sink (log and list sinks there, the HTTP
-and e-mail sinks in ``sinks.py``, where they may send in ``egress.py``) and the worker's
+"""Alerts: their lifecycle (``lifecycle.py``), every sink (``sinks/``, one module each, found
+through ``sinks.SINKS``; where they may send in ``egress.py``) and the worker's
 OpenTelemetry output (``telemetry.py``)."""
 
 from .lifecycle import (
     SEVERITY,
-    ListSink,
-    LogSink,
     Policy,
     deliver,
     describe,
@@ -13,6 +11,7 @@ from .lifecycle import (
     to_json,
     to_tell,
 )
+from .sinks import ListSink, LogSink
 
 __all__ = [
     "SEVERITY",

@@ -1,4 +1,4 @@
-"""Alert lifecycle (pending → firing → resolved), notification policy and sinks.
+"""Alert lifecycle (pending → firing → resolved), notification policy and delivery.
 
 :func:`reconcile` turns detector signals into alert changes: one open alert per
 (rule, segment).
@@ -184,27 +184,6 @@ def describe(alert: Alert) -> str:
                 f" {d['reference_miss_rate']:.0%} with {d['reference_judge']})"
             )
     return text
-
-
-class LogSink:
-    """Logs every alert change at WARNING (firing) or INFO."""
-
-    def __init__(self, name: str = "faithmon.alerts") -> None:
-        self._logger = logging.getLogger(name)
-
-    def send(self, alert: Alert) -> None:
-        level = logging.WARNING if alert.state == "firing" else logging.INFO
-        self._logger.log(level, "%s", describe(alert))
-
-
-class ListSink:
-    """Keeps the alerts it receives (tests, the demo's summary)."""
-
-    def __init__(self) -> None:
-        self.alerts: list[Alert] = []
-
-    def send(self, alert: Alert) -> None:
-        self.alerts.append(alert)
 
 
 def deliver(sinks: Sequence[AlertSink], alerts: Iterable[Alert]) -> None:

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import click
 
-from .. import runtime
 from ..alerts import to_json
 from ..store import alerts as store_alerts
+from . import wiring
 from ._common import load_settings
 
 
@@ -26,7 +26,7 @@ def alerts_list(as_json: bool, only_open: bool) -> None:
     from ..alerts import describe
 
     settings = load_settings()
-    with runtime.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings) as sessions, sessions() as session:
         found = store_alerts.list_alerts(session, include_resolved=not only_open)
     if as_json:
         click.echo(json.dumps([to_json(a) for a in found], indent=2, ensure_ascii=False))
@@ -43,7 +43,7 @@ def alerts_show(alert_id: int, as_json: bool) -> None:
     from ..alerts import describe
 
     settings = load_settings()
-    with runtime.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings) as sessions, sessions() as session:
         alert = store_alerts.get_alert(session, alert_id)
     if alert is None:
         raise click.ClickException(f"no alert #{alert_id}")
@@ -68,7 +68,7 @@ def alerts_ack(alert_id: int, by: str) -> None:
 
     settings = load_settings()
     who = by or getpass.getuser()
-    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+    with wiring.open_store(settings) as sessions, sessions.begin() as session:
         alert = store_alerts.ack_alert(session, alert_id, who, datetime.now(UTC))
     if alert is None:
         raise click.ClickException(f"no alert #{alert_id}")

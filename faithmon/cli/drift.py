@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 
-from .. import drift, runtime
+from .. import drift
 from ..model import segment_key
+from . import wiring
 from ._common import load_settings
 
 
@@ -34,9 +35,9 @@ def drift_status(as_json: bool) -> None:
     from .. import jobs
 
     settings = load_settings()
-    judge_ = runtime.make_judge(settings)
-    config = runtime.drift_config(settings)
-    with runtime.open_store(settings) as sessions:
+    judge_ = wiring.make_judge(settings)
+    config = wiring.drift_config(settings)
+    with wiring.open_store(settings) as sessions:
         run = jobs.check_drift(sessions, judge_.name, config, dry_run=True)
     if not run.baseline_ready:
         click.echo(
@@ -109,14 +110,14 @@ def drift_calibrate(days: int, dry_run: bool, reset: bool, as_json: bool) -> Non
     from ..store import thresholds as store_thresholds
 
     settings = load_settings()
-    judge_ = runtime.make_judge(settings)
-    config = runtime.drift_config(settings)
+    judge_ = wiring.make_judge(settings)
+    config = wiring.drift_config(settings)
     if config.threshold is not None:
         raise click.ClickException(
             f"FAITHMON_DRIFT_THRESHOLD pins every threshold at {config.threshold:g}; "
             "set it to auto to use calibrated thresholds"
         )
-    with runtime.open_store(settings) as sessions:
+    with wiring.open_store(settings) as sessions:
         if reset:
             with sessions() as session, session.begin():
                 store_thresholds.clear(session)

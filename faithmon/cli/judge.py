@@ -8,8 +8,9 @@ from typing import IO, Any
 
 import click
 
-from .. import runtime
 from ..errors import ConfigError
+from ..judge import JUDGES
+from . import wiring
 from ._common import load_settings
 
 
@@ -25,9 +26,9 @@ def judge_status(as_json: bool) -> None:
     from ..store import work
 
     settings = load_settings()
-    with runtime.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings) as sessions, sessions() as session:
         status: dict[str, Any] = {
-            "judge": runtime.make_judge(settings).name,
+            "judge": wiring.make_judge(settings).name,
             "blocked": work.judge_blocks(session),
             "usage": work.usage_by_day(session),
         }
@@ -51,7 +52,7 @@ def judge_unblock(name: str | None) -> None:
     from ..store import work
 
     settings = load_settings()
-    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+    with wiring.open_store(settings) as sessions, sessions.begin() as session:
         count = work.unblock(session, name)
     click.echo(f"unblocked {count} judge configuration(s)")
 
@@ -62,7 +63,7 @@ def judge_unblock(name: str | None) -> None:
 @click.option(
     "--judge",
     "judge_name",
-    type=click.Choice(["offline", "openai"]),
+    type=click.Choice(sorted(JUDGES)),
     default=None,
     help="Judge to use (default: FAITHMON_JUDGE).",
 )
@@ -75,7 +76,7 @@ def score(file: IO[str], output: IO[str], judge_name: str | None) -> None:
 
     settings = load_settings()
     try:
-        judge = runtime.make_judge(settings, judge_name)
+        judge = wiring.make_judge(settings, judge_name)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     lines = file.readlines()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from .. import runtime
 from ..errors import ConfigError
+from . import wiring
 from ._common import configure_logging, load_settings
 
 
@@ -58,8 +58,8 @@ def report(out_path: Path) -> None:
     from ..report import write_report
 
     settings = load_settings()
-    judge_ = runtime.make_judge(settings)
-    with runtime.open_store(settings) as sessions:
+    judge_ = wiring.make_judge(settings)
+    with wiring.open_store(settings) as sessions:
         write_report(sessions, judge_.name, out_path)
     click.echo(f"report: {out_path}")
 
@@ -79,14 +79,14 @@ def serve(host: str, port: int, grpc_port: int) -> None:
     settings = load_settings()
     configure_logging(settings.log_level)
     try:
-        spool = runtime.open_spool(settings)
+        spool = wiring.open_spool(settings)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    with runtime.open_store(settings) as sessions, contextlib.ExitStack() as stack:
+    with wiring.open_store(settings) as sessions, contextlib.ExitStack() as stack:
         if spool is not None:
             stack.callback(spool.close)
-        pipeline = runtime.store_pipeline(settings, sessions, spool=spool)
-        pipeline.recover(runtime.make_stored(sessions))
+        pipeline = wiring.store_pipeline(settings, sessions, spool=spool)
+        pipeline.recover(wiring.make_stored(sessions))
         grpc = (
             grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)[0]
             if grpc_port
@@ -113,14 +113,14 @@ def serve(host: str, port: int, grpc_port: int) -> None:
 @click.option("--check", is_flag=True, help="Exit 0 if a worker's heartbeat is fresh, else 1.")
 def worker(once: bool, check: bool) -> None:
     """Score pending records, detect drift and apply retention on a schedule."""
-    from .. import service
+    from . import worker_process
 
     settings = load_settings()
     if check:
-        sys.exit(0 if service.healthy(settings) else 1)
+        sys.exit(0 if worker_process.healthy(settings) else 1)
     configure_logging(settings.log_level)
     try:
-        summary = service.run_worker(settings, once)
+        summary = worker_process.run_worker(settings, once)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     if once:
@@ -136,14 +136,14 @@ def rescore(since: datetime, until: datetime | None, segment: tuple[str, ...]) -
     from ..store import work
 
     settings = load_settings()
-    judge = runtime.make_judge(settings)
+    judge = wiring.make_judge(settings)
     pairs = {}
     for item in segment:
         name, sep, value = item.partition("=")
         if not sep:
             raise click.ClickException(f"--segment expects label=value, got {item!r}")
         pairs[name] = value
-    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+    with wiring.open_store(settings) as sessions, sessions.begin() as session:
         queued = work.reset_for_rescore(
             session,
             judge.name,

@@ -6,8 +6,8 @@ import json
 
 import click
 
-from .. import runtime
 from ..model import segment_key
+from . import wiring
 from ._common import load_settings
 
 
@@ -27,7 +27,7 @@ def sample_explain(trace_id: str) -> None:
     if len(trace_id) != 32 or not all(c in "0123456789abcdef" for c in trace_id):
         raise click.ClickException("a trace id is 32 hexadecimal digits")
     settings = load_settings()
-    with runtime.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings) as sessions, sessions() as session:
         found = store_sampling.decision_for(session, trace_id)
     if found is not None:
         where, facts = found
@@ -57,7 +57,7 @@ def sample_counts(as_json: bool) -> None:
     from ..store import sampling as store_sampling
 
     settings = load_settings()
-    with runtime.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings) as sessions, sessions() as session:
         tallies = store_sampling.sampling_counts(session)
     rows = [
         {

@@ -7,8 +7,8 @@ from typing import IO
 
 import click
 
-from .. import runtime
 from ..errors import ConfigError
+from . import wiring
 from ._common import configure_logging, load_settings
 
 
@@ -31,7 +31,7 @@ def sentinel_add(file: IO[str], name: str) -> None:
         raise click.ClickException(f"{file.name}: {exc}") from None
     version = sentinels.version(cases)
     settings = load_settings()
-    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+    with wiring.open_store(settings) as sessions, sessions.begin() as session:
         added = store_sentinels.add_set(session, name, version, cases)
     state = "added" if added else "already present"
     click.echo(f"sentinel set {name} version {version}: {len(cases)} cases, {state}")
@@ -44,7 +44,7 @@ def sentinel_list(as_json: bool) -> None:
     from ..store import sentinels as store_sentinels
 
     settings = load_settings()
-    with runtime.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings) as sessions, sessions() as session:
         sets = store_sentinels.latest_sets(session)
         runs = store_sentinels.list_runs(session)
     if as_json:
@@ -70,11 +70,11 @@ def sentinel_run(name: str | None) -> None:
     settings = load_settings()
     configure_logging(settings.log_level)
     try:
-        judge_ = runtime.make_judge(settings)
-        sinks = runtime.make_sinks(settings)
+        judge_ = wiring.make_judge(settings)
+        sinks = wiring.make_sinks(settings)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    with runtime.open_store(settings) as sessions:
+    with wiring.open_store(settings) as sessions:
         done = jobs.run_sentinels(sessions, judge_, sinks=sinks, name=name)
     for run in done:
         click.echo(

@@ -6,8 +6,8 @@ import json
 
 import click
 
-from .. import runtime
 from ..store import repo
+from . import wiring
 from ._common import load_settings
 from .views import record_json
 
@@ -23,8 +23,8 @@ def traces() -> None:
 def traces_list(as_json: bool, limit: int) -> None:
     """List stored records, newest first, with their evaluations."""
     settings = load_settings()
-    judge_name = runtime.make_judge(settings).name
-    with runtime.open_store(settings) as sessions, sessions() as session:
+    judge_name = wiring.make_judge(settings).name
+    with wiring.open_store(settings) as sessions, sessions() as session:
         stored = repo.list_records(session, limit=limit)
     rows = [record_json(s, judge_name) for s in stored]
     if as_json:

@@ -9,19 +9,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from sqlalchemy.orm import Session, sessionmaker
-
 import faithmon_instrumentation as fm
 
-from .. import drift, jobs, runtime
+from .. import drift, jobs
 from ..alerts import ListSink, describe
+from ..cli import wiring
 from ..config import Settings
 from ..ingest.processor import PipelineSpanProcessor
 from ..judge import OfflineJudge
 from ..model import Judge, segment_key
 from ..report import write_report
+from ..store import Sessions, repo
 from ..store import alerts as store_alerts
-from ..store import repo
 from . import app
 
 PHASES = 4  # the second half of the traffic arrives in this many steps
@@ -49,25 +48,25 @@ def run_demo(
     if not settings.scrub_key:
         # The demo's traffic is synthetic; a throwaway key keeps its output quiet.
         settings = replace(settings, scrub_key=secrets.token_hex(16))
-    with runtime.open_store(settings) as sessions:
+    with wiring.open_store(settings) as sessions:
         firing = _run(settings, sessions, requests, seed, out, started)
         if report is not None:
-            write_report(sessions, runtime.make_judge(settings).name, report)
+            write_report(sessions, wiring.make_judge(settings).name, report)
             out.write(f"report: {report}\n")
         return firing
 
 
 def _run(
     settings: Settings,
-    sessions: sessionmaker[Session],
+    sessions: Sessions,
     requests: int,
     seed: int,
     out: TextIO,
     started: float,
 ) -> int:
-    pipeline = runtime.store_pipeline(settings, sessions, quiet_seconds=0)
-    judge = runtime.make_judge(settings)
-    config = runtime.drift_config(settings)
+    pipeline = wiring.store_pipeline(settings, sessions, quiet_seconds=0)
+    judge = wiring.make_judge(settings)
+    config = wiring.drift_config(settings)
     sink = ListSink()
     fm.setup(
         service_name="northwind-help",
@@ -135,9 +134,7 @@ BROKEN_JUDGE = OfflineJudge(threshold=0.0)
 chunks makes it unsupported, so paraphrases fail."""
 
 
-def _judge_drift(
-    sessions: sessionmaker[Session], judge: Judge, sink: ListSink, out: TextIO
-) -> None:
+def _judge_drift(sessions: Sessions, judge: Judge, sink: ListSink, out: TextIO) -> None:
     """Sentinel runs with the configured judge, then with a broken configuration."""
     out.write("\n")
     for current, title in (

@@ -20,8 +20,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy.orm import Session, sessionmaker
-
+from ..store import Sessions
 from ..store.report import load_report
 from .html import render_report
 
@@ -29,7 +28,7 @@ __all__ = ["render_report", "write_report"]
 
 
 def write_report(
-    sessions: sessionmaker[Session],
+    sessions: Sessions,
     judge_name: str,
     path: str | Path,
     now: datetime | None = None,

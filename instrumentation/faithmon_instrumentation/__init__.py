@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from typing import TYPE_CHECKING
 
 from . import _setup
 from ._chunks import Chunk
 from ._decorators import generator, retriever
 from ._feedback import record_feedback
 from ._span import RagSpan, current, rag_span
+
+if TYPE_CHECKING:
+    # Types only: the SDK is set up in _setup and _export, the shim's two SDK rooms.
+    from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 
 __version__ = "0.1.0"
 __all__ = [

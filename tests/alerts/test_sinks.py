@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 import pytest
 from click.testing import CliRunner
 
-from faithmon import runtime
 from faithmon.alerts import ListSink, deliver
 from faithmon.alerts.egress import RefusedAddress
 from faithmon.alerts.sinks import AlertmanagerSink, SlackSink, WebhookSink, sign
-from faithmon.cli import main
+from faithmon.cli import main, wiring
 from faithmon.config import Settings
 from faithmon.errors import ConfigError
 from faithmon.model import Alert
@@ -259,7 +258,7 @@ def test_a_bad_sink_url_is_one_config_error_naming_the_setting(url: str, setting
     """Building the sinks refuses the URL with the setting's name and the problem."""
     name = f"FAITHMON_ALERT_{setting}_URL"
     with pytest.raises(ConfigError) as caught:
-        runtime.make_sinks(settings(**{name: url, "FAITHMON_ALERT_WEBHOOK_SECRET": SECRET}))
+        wiring.make_sinks(settings(**{name: url, "FAITHMON_ALERT_WEBHOOK_SECRET": SECRET}))
 
     message = str(caught.value)
     assert message.startswith(f"{name}: ") and BAD_URLS[url] in message
@@ -293,7 +292,7 @@ def test_the_worker_does_not_start_on_a_bad_sink_url(
 
 def test_link_local_is_allowed_when_asked() -> None:
     """FAITHMON_ALERT_ALLOW_LINK_LOCAL=true lets a link-local or metadata URL through."""
-    sinks = runtime.make_sinks(
+    sinks = wiring.make_sinks(
         settings(
             FAITHMON_ALERT_SLACK_URL="http://169.254.169.254/hook",
             FAITHMON_ALERT_ALERTMANAGER_URL="http://[fe80::1]:9093",
@@ -316,7 +315,7 @@ def test_link_local_is_allowed_when_asked() -> None:
 )
 def test_loopback_private_and_cluster_urls_stay_allowed(url: str) -> None:
     """Alertmanager usually lives inside the cluster: internal addresses are fine."""
-    sinks = runtime.make_sinks(settings(FAITHMON_ALERT_ALERTMANAGER_URL=url))
+    sinks = wiring.make_sinks(settings(FAITHMON_ALERT_ALERTMANAGER_URL=url))
     assert [type(s).__name__ for s in sinks] == ["LogSink", "AlertmanagerSink"]
 
 

@@ -37,8 +37,8 @@ from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 import faithmon_instrumentation as fm
-from faithmon import runtime
 from faithmon.alerts import to_json
+from faithmon.cli import wiring
 from faithmon.config import Settings
 from faithmon.ingest import otlp
 from faithmon.jobs import DriftRun, check_drift, score_pending
@@ -282,8 +282,8 @@ class DriftState:
 
 def drift_state(settings: Settings, sessions: sessionmaker[Session], now: datetime) -> DriftState:
     """Drift at ``now``: both runs are given one clock, so their alerts compare."""
-    judge = runtime.make_judge(settings)
-    result = check_drift(sessions, judge.name, runtime.drift_config(settings), now=lambda: now)
+    judge = wiring.make_judge(settings)
+    result = check_drift(sessions, judge.name, wiring.drift_config(settings), now=lambda: now)
     with sessions() as session:
         baselines = store_baselines.load_baselines(session, judge.name)
         alerts = [to_json(a) for a in store_alerts.list_alerts(session, include_resolved=True)]
@@ -297,14 +297,14 @@ def drift_state(settings: Settings, sessions: sessionmaker[Session], now: dateti
 
 def single_process_run(settings: Settings, bodies: Sequence[bytes], now: datetime) -> DriftState:
     """The same traffic through one in-process pipeline, scorer and drift run."""
-    with runtime.open_store(settings) as sessions:
-        pipeline = runtime.store_pipeline(settings, sessions)
+    with wiring.open_store(settings) as sessions:
+        pipeline = wiring.store_pipeline(settings, sessions)
         for body in bodies:
             spans, rejected = otlp.decode_traces(body)
             assert rejected == 0
             pipeline.submit(spans)
         pipeline.flush_all()
-        score_pending(sessions, runtime.make_judge(settings), batch=500)
+        score_pending(sessions, wiring.make_judge(settings), batch=500)
         assert tally(sessions) == Tally(TRACES, TRACES, TRACES, TRACES, 0, 0)
         return drift_state(settings, sessions, now)
 

@@ -11,8 +11,7 @@ from click.testing import CliRunner
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from faithmon import runtime
-from faithmon.cli import main
+from faithmon.cli import main, wiring
 from faithmon.config import Settings
 from faithmon.ingest.spans import IngestSpan
 from faithmon.jobs import apply_retention, score_pending
@@ -34,8 +33,8 @@ def test_pipeline_counts_every_decision_and_stores_drops(
         {"FAITHMON_SCRUB_KEY": "k" * 20, "FAITHMON_SAMPLE_EXCLUDE": "route=internal"},
         database_url=database_url,
     )
-    with runtime.open_store(settings) as sessions:
-        pipeline = runtime.store_pipeline(settings, sessions, quiet_seconds=0)
+    with wiring.open_store(settings) as sessions:
+        pipeline = wiring.store_pipeline(settings, sessions, quiet_seconds=0)
         spans = []
         for n, route in enumerate(["billing", "billing", "internal"]):
             spans.append(
@@ -169,7 +168,7 @@ def test_retention_deletes_old_sampling_counts_and_drops(sessions: sessionmaker[
 def test_generated_key_is_written_once_with_private_mode(tmp_path: Path) -> None:
     """Without FAITHMON_SCRUB_KEY a key file is made (0600) and reused after."""
     settings = Settings.from_env({"FAITHMON_SCRUB_KEY_FILE": str(tmp_path / "k" / "scrub.key")})
-    first = runtime.scrub_key(settings)
-    second = runtime.scrub_key(settings)
+    first = wiring.scrub_key(settings)
+    second = wiring.scrub_key(settings)
     assert first == second and len(first) >= 32
     assert (tmp_path / "k" / "scrub.key").stat().st_mode & 0o777 == 0o600

@@ -14,8 +14,9 @@ import pytest
 from sqlalchemy import delete
 from sqlalchemy.orm import Session, sessionmaker
 
-from faithmon import drift, runtime
+from faithmon import drift
 from faithmon.alerts import ListSink
+from faithmon.cli import wiring
 from faithmon.config import Settings
 from faithmon.jobs import RetryPolicy, check_drift, score_pending
 from faithmon.jobs.score import _settle
@@ -122,7 +123,7 @@ def test_scheduled_worker_scores_and_stops_on_sigterm(tmp_path: Path) -> None:
     """`faithmon worker` scores on its schedule and exits cleanly on SIGTERM."""
     url = f"sqlite:///{tmp_path}/worker.db"
     settings = Settings.from_env({}, database_url=url)
-    with runtime.open_store(settings) as sessions, sessions.begin() as session:
+    with wiring.open_store(settings) as sessions, sessions.begin() as session:
         repo.save_records(session, [record(n, CONTEXT) for n in range(3)])
     env = {**os.environ, "FAITHMON_DATABASE_URL": url, "FAITHMON_WORKER_SCORE_INTERVAL": "0.2"}
     process = subprocess.Popen(
@@ -132,7 +133,7 @@ def test_scheduled_worker_scores_and_stops_on_sigterm(tmp_path: Path) -> None:
 
         def all_scored() -> bool:
             assert process.poll() is None, "the worker exited early"
-            with runtime.open_store(settings, upgrade=False) as sessions, sessions() as session:
+            with wiring.open_store(settings, upgrade=False) as sessions, sessions() as session:
                 return repo.counts_by_status(session) == {"scored": 3}
 
         wait_for(all_scored, 60, "the worker to score 3 records", 0.1)

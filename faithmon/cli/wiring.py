@@ -1,4 +1,4 @@
-"""Composition helpers shared by the CLI and the demo: settings in, parts out."""
+"""The wiring: settings in, parts out (the CLI's commands and the demo build every part here)."""
 
 from __future__ import annotations
 
@@ -11,19 +11,20 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy.orm import Session, sessionmaker
-
-from . import drift
-from .alerts import Policy as AlertPolicy
-from .config import Settings
-from .errors import ConfigError
-from .ingest.detectors import Detector
-from .ingest.pipeline import Pipeline
-from .ingest.sampler import PolicySampler, SamplingPolicy
-from .ingest.scrub import PiiScrubber
-from .ingest.spool import Spool
-from .judge import OfflineJudge
-from .model import (
+from .. import drift
+from ..alerts import Policy as AlertPolicy
+from ..alerts.sinks import SinkOptions
+from ..alerts.sinks import make_sinks as build_sinks
+from ..config import Settings, part_config
+from ..errors import ConfigError
+from ..ingest.detectors import Detector
+from ..ingest.pipeline import Pipeline
+from ..ingest.sampler import PolicySampler, SamplingPolicy
+from ..ingest.scrub import PiiScrubber
+from ..ingest.spool import Spool
+from ..judge import JudgeOptions
+from ..judge import make_judge as build_judge
+from ..model import (
     AlertSink,
     DroppedTrace,
     Feedback,
@@ -34,14 +35,14 @@ from .model import (
     SaveFn,
     SaveSamplingFn,
 )
-from .store import engine as store_engine
-from .store import repo, writes
+from ..store import Sessions, repo, writes
+from ..store import engine as store_engine
 
 logger = logging.getLogger(__name__)
 
 
 @contextmanager
-def open_store(settings: Settings, upgrade: bool = True) -> Iterator[sessionmaker[Session]]:
+def open_store(settings: Settings, upgrade: bool = True) -> Iterator[Sessions]:
     """Sessions on an upgraded schema; the engine's connections close on exit."""
     engine = store_engine.make_engine(settings.database_url)
     try:
@@ -52,7 +53,7 @@ def open_store(settings: Settings, upgrade: bool = True) -> Iterator[sessionmake
         engine.dispose()
 
 
-def make_save(sessions: sessionmaker[Session]) -> SaveFn:
+def make_save(sessions: Sessions) -> SaveFn:
     """Saves records; a record the database refuses is stored as invalid, the rest saved."""
     stats = writes.WriteStats()
 
@@ -62,21 +63,21 @@ def make_save(sessions: sessionmaker[Session]) -> SaveFn:
     return save
 
 
-def make_save_feedback(sessions: sessionmaker[Session]) -> SaveFeedbackFn:
+def make_save_feedback(sessions: Sessions) -> SaveFeedbackFn:
     def save(items: Sequence[Feedback]) -> None:
         writes.save_feedback(sessions, items)
 
     return save
 
 
-def make_save_sampling(sessions: sessionmaker[Session]) -> SaveSamplingFn:
+def make_save_sampling(sessions: Sessions) -> SaveSamplingFn:
     def save(tallies: Sequence[SamplingTally], dropped: Sequence[DroppedTrace]) -> None:
         writes.save_sampling(sessions, tallies, dropped)
 
     return save
 
 
-def make_stored(sessions: sessionmaker[Session]) -> Callable[[Collection[str]], set[str]]:
+def make_stored(sessions: Sessions) -> Callable[[Collection[str]], set[str]]:
     """Which of some trace ids the store already holds (a spool replay skips them)."""
 
     def stored(trace_ids: Collection[str]) -> set[str]:
@@ -149,16 +150,12 @@ def make_scrubber(settings: Settings) -> PiiScrubber:
 
 def sampling_policy(settings: Settings) -> SamplingPolicy:
     try:
-        return SamplingPolicy(
-            rate=settings.sample_rate,
-            segment_by=settings.sample_segment_by,
-            rate_limit=settings.sample_rate_limit,
-            minimum_per_hour=settings.sample_minimum_per_hour,
+        return part_config(
+            SamplingPolicy,
+            settings,
+            "sample_",
             keep_rules=frozenset(settings.sample_keep),
-            low_score=settings.sample_low_score,
             negative_feedback=frozenset(v.lower() for v in settings.sample_negative_feedback),
-            include=settings.sample_include,
-            exclude=settings.sample_exclude,
         )
     except ValueError as exc:
         raise ConfigError(f"sampling settings: {exc}") from None
@@ -188,7 +185,7 @@ def make_pipeline(
 
 def store_pipeline(
     settings: Settings,
-    sessions: sessionmaker[Session],
+    sessions: Sessions,
     quiet_seconds: float | None = None,
     spool: Spool | None = None,
 ) -> Pipeline:
@@ -204,105 +201,23 @@ def store_pipeline(
 
 
 def make_sinks(settings: Settings) -> list[AlertSink]:
-    """The log sink, plus every sink the settings name; a URL they may not use is refused."""
-    from .alerts import LogSink
-    from .alerts.sinks import AlertmanagerSink, EmailSink, SlackSink, WebhookSink
-
-    allow = settings.alert_allow_link_local
-    sinks: list[AlertSink] = [LogSink()]
-    if settings.alert_webhook_url:
-        if not settings.alert_webhook_secret:
-            raise ConfigError("FAITHMON_ALERT_WEBHOOK_URL needs FAITHMON_ALERT_WEBHOOK_SECRET")
-        with _sink_url("FAITHMON_ALERT_WEBHOOK_URL"):
-            sinks.append(
-                WebhookSink(
-                    settings.alert_webhook_url,
-                    settings.alert_webhook_secret,
-                    allow_link_local=allow,
-                )
-            )
-    if settings.alert_slack_url:
-        with _sink_url("FAITHMON_ALERT_SLACK_URL"):
-            sinks.append(SlackSink(settings.alert_slack_url, allow_link_local=allow))
-    if settings.alert_alertmanager_url:
-        with _sink_url("FAITHMON_ALERT_ALERTMANAGER_URL"):
-            sinks.append(AlertmanagerSink(settings.alert_alertmanager_url, allow_link_local=allow))
-    if settings.alert_smtp_host:
-        host, _, port = settings.alert_smtp_host.partition(":")
-        if not settings.alert_smtp_to:
-            raise ConfigError("FAITHMON_ALERT_SMTP_HOST needs FAITHMON_ALERT_SMTP_TO")
-        sinks.append(
-            EmailSink(
-                host,
-                int(port or 25),
-                settings.alert_smtp_from,
-                settings.alert_smtp_to,
-                settings.alert_smtp_user,
-                settings.alert_smtp_password,
-                starttls=bool(settings.alert_smtp_user),
-            )
-        )
-    return sinks
-
-
-@contextmanager
-def _sink_url(setting: str) -> Iterator[None]:
-    """A refused sink URL as one ConfigError line naming the setting (never the URL:
-    a Slack or webhook URL's path is a secret)."""
-    from .alerts.egress import RefusedAddress, RefusedDestination
-
-    try:
-        yield
-    except RefusedAddress as exc:
-        hint = "FAITHMON_ALERT_ALLOW_LINK_LOCAL=true allows it"
-        raise ConfigError(f"{setting}: {exc} ({hint})") from None
-    except RefusedDestination as exc:
-        raise ConfigError(f"{setting}: {exc}") from None
+    """The log sink, plus every sink the settings turn on; a URL they may not use is refused."""
+    return build_sinks(part_config(SinkOptions, settings, "alert_"))
 
 
 def make_judge(settings: Settings, name: str | None = None) -> Judge:
     """The configured judge (or ``name``, as ``faithmon score --judge`` asks)."""
-    kind = name or settings.judge
-    if kind == "offline":
-        return OfflineJudge()
-    if kind == "openai":
-        from .judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
-
-        api_key = settings.judge_api_key or os.environ.get("OPENAI_API_KEY", "")
-        if not api_key:
-            raise ConfigError("the openai judge needs FAITHMON_JUDGE_API_KEY or OPENAI_API_KEY")
-        return OpenAIJudge(
-            OpenAIJudgeConfig(
-                model=settings.judge_model,
-                base_url=settings.judge_base_url or None,
-                api_key=api_key,
-                mode=settings.judge_mode,  # type: ignore[arg-type]
-                timeout=settings.judge_timeout,
-                deadline=settings.judge_deadline,
-                max_attempts=settings.judge_max_attempts,
-                max_concurrency=settings.judge_concurrency,
-                requests_per_minute=settings.judge_rpm,
-            )
-        )
-    raise ConfigError(f"unknown judge {kind!r}")
+    options = part_config(
+        JudgeOptions,
+        settings,
+        "judge_",
+        api_key=settings.judge_api_key or os.environ.get("OPENAI_API_KEY", ""),
+    )
+    return build_judge(name or settings.judge, options)
 
 
 def drift_config(settings: Settings) -> drift.DriftConfig:
-    return drift.DriftConfig(
-        dimensions=settings.drift_dimensions,
-        threshold=settings.drift_threshold,
-        false_alarms=settings.drift_false_alarms,
-        wobble=settings.drift_wobble,
-        shift=settings.drift_shift,
-        critical_shift=settings.drift_critical_shift,
-        baseline_records=settings.baseline_records,
-        baseline_days=settings.baseline_days,
-        segment_min_baseline=settings.segment_min_baseline,
-        max_delay_days=settings.drift_max_delay_days,
-        recovery_records=settings.drift_recovery_records,
-        no_data_hours=settings.drift_no_data_hours,
-        no_data_dimensions=settings.drift_no_data_dimensions,
-    )
+    return part_config(drift.DriftConfig, settings, "drift_")
 
 
 def alert_policy(settings: Settings) -> AlertPolicy:

@@ -1,0 +1,55 @@
+"""What the HTTP sinks share: a POST with retries that never follows a redirect, and
+the one id per alert change that every retry (and the e-mail's Message-ID) carries.
+
+Delivery retries a few times with backoff on connection errors, 408, 429 and
+5xx, then gives up with ConnectionError (``alerts.deliver`` logs it; one failing
+sink never stops the others). Where a sink may send is ``egress``'s job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+
+from ...model import Alert, segment_key
+from .. import egress
+
+
+def _post(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    attempts: int,
+    backoff: float,
+    allow_link_local: bool = False,
+) -> None:
+    opener = egress.opener(allow_link_local)
+    for attempt in range(attempts):
+        request = urllib.request.Request(
+            url, data=body, method="POST", headers={"Content-Type": "application/json", **headers}
+        )
+        try:
+            with opener.open(request, timeout=10) as response:
+                response.read()
+                return
+        except urllib.error.HTTPError as error:
+            if 300 <= error.code < 400:
+                # Following it would send the alert to a host nobody checked.
+                raise ConnectionError(f"HTTP {error.code}: redirects are not followed") from None
+            if error.code < 500 and error.code not in (408, 429):
+                raise
+            cause = f"HTTP {error.code}"
+        except OSError as error:
+            cause = type(error).__name__
+        if attempt + 1 < attempts:
+            time.sleep(backoff * 2**attempt)
+    raise ConnectionError(f"{attempts} attempts failed; last: {cause}")
+
+
+def delivery_id(alert: Alert) -> str:
+    """One id per alert change: the same for every retry of it."""
+    text = f"{alert.id}:{alert.rule}:{segment_key(alert.segment)}:{alert.state}:{alert.updated_at}"
+    return "msg_" + hashlib.sha256(text.encode()).hexdigest()[:24]

@@ -1,0 +1,50 @@
+"""Prometheus Alertmanager: alerts posted to ``/api/v2/alerts`` with the segment as labels."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...model import Alert, AlertSink
+from .. import egress
+from ..lifecycle import describe
+from ._http import _post
+from .options import SinkOptions
+
+
+class AlertmanagerSink:
+    """Sends alerts to Prometheus Alertmanager (``POST /api/v2/alerts``)."""
+
+    def __init__(
+        self, url: str, attempts: int = 3, backoff: float = 0.5, allow_link_local: bool = False
+    ) -> None:
+        egress.check_url(url, allow_link_local)
+        self.url = url.rstrip("/") + "/api/v2/alerts"
+        self._attempts, self._backoff = attempts, backoff
+        self._allow_link_local = allow_link_local
+
+    def send(self, alert: Alert) -> None:
+        labels: dict[str, str] = {
+            "alertname": alert.rule,
+            "severity": alert.severity,
+            "source": "faithmon",
+        }
+        labels.update({k: str(v) for k, v in alert.segment.items()})
+        item: dict[str, Any] = {
+            "labels": labels,
+            "annotations": {
+                "summary": describe(alert),
+                "details": json.dumps(dict(alert.details), default=str)[:4000],
+            },
+            "startsAt": alert.opened_at.isoformat(),
+        }
+        if alert.resolved_at is not None:
+            item["endsAt"] = alert.resolved_at.isoformat()
+        body = json.dumps([item]).encode()
+        _post(self.url, body, {}, self._attempts, self._backoff, self._allow_link_local)
+
+
+def from_options(options: SinkOptions) -> AlertSink | None:
+    if not options.alertmanager_url:
+        return None
+    return AlertmanagerSink(options.alertmanager_url, allow_link_local=options.allow_link_local)

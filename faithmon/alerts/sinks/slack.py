@@ -1,0 +1,36 @@
+"""Slack incoming webhooks: one message per alert change, with a few examples."""
+
+from __future__ import annotations
+
+import json
+
+from ...model import Alert, AlertSink
+from .. import egress
+from ..lifecycle import describe
+from ._http import _post
+from .options import SinkOptions
+
+
+class SlackSink:
+    """Posts each alert change to a Slack incoming webhook."""
+
+    def __init__(
+        self, url: str, attempts: int = 3, backoff: float = 0.5, allow_link_local: bool = False
+    ) -> None:
+        egress.check_url(url, allow_link_local)
+        self.url, self._attempts, self._backoff = url, attempts, backoff
+        self._allow_link_local = allow_link_local
+
+    def send(self, alert: Alert) -> None:
+        lines = [f"*{describe(alert)}*"]
+        for example in alert.details.get("examples", [])[:3]:
+            claims = "; ".join(example.get("unsupported_claims", []))
+            lines.append(f"• trace `{example['trace_id']}`: {claims}")
+        body = json.dumps({"text": "\n".join(lines)}).encode()
+        _post(self.url, body, {}, self._attempts, self._backoff, self._allow_link_local)
+
+
+def from_options(options: SinkOptions) -> AlertSink | None:
+    if not options.slack_url:
+        return None
+    return SlackSink(options.slack_url, allow_link_local=options.allow_link_local)

@@ -1,0 +1,121 @@
+"""The worker process wired to settings: its judge, sinks and jobs, with their intervals
+(``faithmon.worker`` schedules them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .. import jobs, worker
+from ..config import Settings
+from ..drift import DriftConfig
+from ..model import AlertSink, Judge, Judgement, RagRecord
+from ..store import Sessions
+from ..store.locks import singleton, sqlite_worker_lock
+from . import wiring
+
+
+def healthy(settings: Settings) -> bool:
+    """The heartbeat is fresh: written within three scheduling periods."""
+    return worker.heartbeat_fresh(
+        settings.worker_heartbeat_file, 3 * max(settings.score_interval, 10.0)
+    )
+
+
+def run_worker(settings: Settings, once: bool) -> str:
+    """Run the jobs (once, or on their schedules); returns a summary for ``--once``."""
+    judge = wiring.make_judge(settings)
+    config = wiring.drift_config(settings)
+    sinks = wiring.make_sinks(settings)
+    telemetry = None
+    if settings.telemetry_endpoint:
+        from ..alerts.telemetry import EvaluationTelemetry
+
+        telemetry = EvaluationTelemetry(settings.telemetry_endpoint, settings.drift_dimensions)
+    try:
+        with sqlite_worker_lock(settings.database_url), wiring.open_store(settings) as sessions:
+            return _run(settings, once, sessions, judge, config, sinks, telemetry)
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()
+
+
+def _run(
+    settings: Settings,
+    once: bool,
+    sessions: Sessions,
+    judge: Judge,
+    config: DriftConfig,
+    sinks: Sequence[AlertSink],
+    telemetry: Callable[[RagRecord, Judgement], None] | None,
+) -> str:
+    retry = jobs.RetryPolicy(
+        max_retries=settings.worker_max_retries,
+        base_delay=settings.worker_retry_delay,
+        max_age=settings.worker_retry_max_age,
+    )
+    policy = wiring.alert_policy(settings)
+
+    def score() -> int:
+        return jobs.score_pending(
+            sessions,
+            judge,
+            batch=settings.worker_batch,
+            lease_seconds=settings.lease_seconds,
+            concurrency=settings.judge_concurrency,
+            retry=retry,
+            daily_token_budget=settings.judge_daily_budget,
+            sinks=sinks,
+            metric_dimensions=settings.drift_dimensions,
+            on_evaluation=telemetry,
+        )
+
+    def detect() -> jobs.DriftRun | None:
+        with singleton(sessions, "drift") as held:
+            return (
+                jobs.check_drift(sessions, judge.name, config, sinks, policy=policy)
+                if held
+                else None
+            )
+
+    def retain() -> int:
+        with singleton(sessions, "retention") as held:
+            if not held:
+                return 0
+            return jobs.apply_retention(
+                sessions, settings.retention_days, settings.drift_dimensions, judge.name
+            )
+
+    def sentinel() -> int:
+        if not settings.sentinel_interval:
+            return 0  # turned off
+        with singleton(sessions, "sentinels") as held:
+            if not held:
+                return 0
+            runs = jobs.run_sentinels(
+                sessions, judge, sinks=sinks, concurrency=settings.judge_concurrency
+            )
+            return len(runs)
+
+    def heartbeat() -> None:
+        worker.beat(settings.worker_heartbeat_file)
+
+    heartbeat()
+    if once:
+        sentinel()
+        scored = score()
+        result = detect()
+        deleted = retain()
+        changes = len(result.changed) if result is not None else 0
+        return (
+            f"scored {scored} records; {changes} alert changes; retention deleted {deleted} records"
+        )
+    worker.run(
+        [
+            (score, settings.score_interval),
+            (detect, settings.drift_interval),
+            (retain, settings.retention_interval),
+            *([(sentinel, settings.sentinel_interval)] if settings.sentinel_interval else []),
+            (heartbeat, min(settings.score_interval, 10.0)),
+        ]
+    )
+    return "stopped"

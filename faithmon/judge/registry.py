@@ -1,0 +1,70 @@
+"""Every judge faithmon can build, by name: adding a judge is one module plus one entry.
+
+A factory gets the same ``JudgeOptions`` whatever the judge, and uses what it
+needs; the LLM judge's client library is imported only when that judge is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from ..model import Judge
+from .offline import OfflineJudge
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeOptions:
+    """What a judge may be configured with (``FAITHMON_JUDGE_*``)."""
+
+    model: str = "gpt-4o-mini"
+    base_url: str = ""
+    api_key: str = ""
+    mode: str = "one_call"
+    timeout: float = 30.0
+    deadline: float = 120.0
+    max_attempts: int = 3
+    concurrency: int = 4
+    rpm: float = 0.0
+
+
+def _offline(options: JudgeOptions) -> Judge:
+    return OfflineJudge()
+
+
+def _openai(options: JudgeOptions) -> Judge:
+    from .openai_judge import OpenAIJudge, OpenAIJudgeConfig
+
+    if not options.api_key:
+        raise ConfigError("the openai judge needs FAITHMON_JUDGE_API_KEY or OPENAI_API_KEY")
+    if options.mode not in ("one_call", "two_call"):
+        raise ConfigError(f"unknown judge mode {options.mode!r}")
+    return OpenAIJudge(
+        OpenAIJudgeConfig(
+            model=options.model,
+            base_url=options.base_url or None,
+            api_key=options.api_key,
+            mode=options.mode,  # type: ignore[arg-type]
+            timeout=options.timeout,
+            deadline=options.deadline,
+            max_attempts=options.max_attempts,
+            max_concurrency=options.concurrency,
+            requests_per_minute=options.rpm,
+        )
+    )
+
+
+JUDGES: Mapping[str, Callable[[JudgeOptions], Judge]] = {
+    "offline": _offline,
+    "openai": _openai,
+}
+"""Judge names (``FAITHMON_JUDGE``, ``faithmon score --judge``) and their factories."""
+
+
+def make_judge(kind: str, options: JudgeOptions) -> Judge:
+    try:
+        factory = JUDGES[kind]
+    except KeyError:
+        raise ConfigError(f"unknown judge {kind!r}; known: {', '.join(JUDGES)}") from None
+    return factory(options)
