@@ -50,3 +50,26 @@ def test_unknown_keys_in_the_file_are_refused(tmp_path: Path) -> None:
     path.write_text("sample_rat = 0.5\n")
     with pytest.raises(ConfigError, match="unknown settings sample_rat"):
         Settings.from_env({"FAITHMON_CONFIG": str(path)})
+
+
+def test_part_configs_are_built_from_their_settings() -> None:
+    """Each part's config takes the settings of its fields' names, none copied by hand."""
+    from faithmon.cli import wiring
+    from faithmon.config import part_config
+    from faithmon.drift import DriftConfig
+
+    settings = Settings.from_env(
+        {
+            "FAITHMON_DRIFT_DIMENSIONS": "route",
+            "FAITHMON_DRIFT_SHIFT": "0.2",
+            "FAITHMON_DRIFT_BASELINE_RECORDS": "55",
+            "FAITHMON_SAMPLE_RATE": "0.5",
+            "FAITHMON_SAMPLE_NEGATIVE_FEEDBACK": "Thumbs_Down",
+        }
+    )
+    config = wiring.drift_config(settings)
+    assert (config.dimensions, config.shift, config.baseline_records) == (("route",), 0.2, 55)
+    assert config.no_data_hours == settings.drift_no_data_hours
+    policy = wiring.sampling_policy(settings)
+    assert policy.rate == 0.5 and policy.negative_feedback == frozenset({"thumbs_down"})
+    assert part_config(DriftConfig, settings, "drift_", shift=0.3).shift == 0.3

@@ -1,5 +1,5 @@
-"""The layout rules import-linter cannot check: it sees ``opentelemetry`` as one package,
-so which of its parts a module imports is read here from the source."""
+"""The layout rules import-linter cannot check: module length, and which parts of
+OpenTelemetry a module imports (import-linter sees ``opentelemetry`` as one package)."""
 
 from __future__ import annotations
 
@@ -65,3 +65,17 @@ def test_the_rule_reads_imports() -> None:
     assert any(m.startswith("opentelemetry.sdk") for m in found)
     shim = ROOT / "instrumentation" / "faithmon_instrumentation" / "__init__.py"
     assert not any(m.startswith("opentelemetry.sdk") for _, m in _runtime_imports(shim))
+
+
+def test_every_module_stays_under_400_lines() -> None:
+    """No module of faithmon/ or instrumentation/ grows past 400 lines (migrations excepted):
+    a module that long holds more than one job."""
+    too_long = []
+    for folder in ("faithmon", "instrumentation"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if {"migrations", "build"} & set(path.parts):
+                continue
+            lines = len(path.read_text().splitlines())
+            if lines > 400:
+                too_long.append(f"{path.relative_to(ROOT)}: {lines}")
+    assert too_long == []
