@@ -83,11 +83,10 @@ class EvaluationTelemetry:
             self._errors.add(1, attributes)
         if score is not None:
             self._faithfulness.record(score, attributes)
-            unsupported = [c for c in judgement.claims if c.verdict != "supported"]
-            if unsupported:
-                self._unsupported.add(1, attributes)
-            if any(c.critical for c in unsupported):
-                self._critical.add(1, attributes)
+        if judgement.unsupported:
+            self._unsupported.add(1, attributes)
+        if judgement.critical_unsupported:
+            self._critical.add(1, attributes)
         self._emit(record, judgement)
 
     def _emit(self, record: RagRecord, judgement: Judgement) -> None:
@@ -106,7 +105,7 @@ class EvaluationTelemetry:
         if score is not None:
             event_attributes["gen_ai.evaluation.score.value"] = score
             event_attributes["gen_ai.evaluation.score.label"] = (
-                "faithful" if score == 1.0 else "unfaithful"
+                "unfaithful" if judgement.unsupported else "faithful"
             )
         self._logger.emit(
             event_name=EVENT,

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..store import repo
+from ..store import traces as stored_traces
 from . import wiring
 from ._common import load_settings
 from .views import record_json
@@ -25,7 +25,7 @@ def traces_list(as_json: bool, limit: int) -> None:
     settings = load_settings()
     judge_name = wiring.make_judge(settings).name
     with wiring.open_store(settings) as sessions, sessions() as session:
-        stored = repo.list_records(session, limit=limit)
+        stored = stored_traces.list_records(session, limit=limit)
     rows = [record_json(s, judge_name) for s in stored]
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))

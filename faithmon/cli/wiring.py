@@ -35,8 +35,9 @@ from ..model import (
     SaveFn,
     SaveSamplingFn,
 )
-from ..store import Sessions, repo, writes
+from ..store import Sessions, writes
 from ..store import engine as store_engine
+from ..store import records as stored_records
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def make_stored(sessions: Sessions) -> Callable[[Collection[str]], set[str]]:
 
     def stored(trace_ids: Collection[str]) -> set[str]:
         with sessions() as session:
-            return repo.stored_trace_ids(session, trace_ids)
+            return stored_records.stored_trace_ids(session, trace_ids)
 
     return stored
 

@@ -19,8 +19,9 @@ from ..ingest.processor import PipelineSpanProcessor
 from ..judge import OfflineJudge
 from ..model import Judge, segment_key
 from ..report import write_report
-from ..store import Sessions, repo
+from ..store import Sessions
 from ..store import alerts as store_alerts
+from ..store import records as stored_records
 from . import app
 
 PHASES = 4  # the second half of the traffic arrives in this many steps
@@ -98,7 +99,7 @@ def _run(
     _judge_drift(sessions, judge, sink, out)
 
     with sessions() as session:
-        counts = repo.counts_by_status(session)
+        counts = stored_records.counts_by_status(session)
         firing = [a for a in store_alerts.list_alerts(session) if a.state == "firing"]
     out.write("\nrecords by status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     out.write("\n\n")

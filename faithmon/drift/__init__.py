@@ -1,22 +1,23 @@
 """Drift detection: production drift per segment (pure functions over outcomes)."""
 
+from ..model import MIN_RATE, Baseline, FrozenBaselines, Stream
 from .arl import alarm_rate, cusum, first_alarm, increments, run_length, threshold_for
-from .baseline import Baseline, baseline_window, compute_baselines, segments_of, wilson_interval
+from .baseline import baseline_window, compute_baselines, freeze, wilson_interval
 from .calibrate import Calibration, calibrate
 from .config import (
     CRITICAL_RULE,
-    MIN_RATE,
     NO_DATA_RULE,
     RULE,
     RULES,
     STREAMS,
     DriftConfig,
     Level,
-    Stream,
     detector_key,
 )
 from .detect import Reading, detect, restart_points, thresholds
 from .silence import Silence, silences
+from .weights import REASONS as SAMPLING_REASONS
+from .weights import sampling_weights, weigh
 
 __all__ = [
     "CRITICAL_RULE",
@@ -24,10 +25,12 @@ __all__ = [
     "NO_DATA_RULE",
     "RULE",
     "RULES",
+    "SAMPLING_REASONS",
     "STREAMS",
     "Baseline",
     "Calibration",
     "DriftConfig",
+    "FrozenBaselines",
     "Level",
     "Reading",
     "Silence",
@@ -40,12 +43,14 @@ __all__ = [
     "detect",
     "detector_key",
     "first_alarm",
+    "freeze",
     "increments",
     "restart_points",
     "run_length",
-    "segments_of",
+    "sampling_weights",
     "silences",
     "threshold_for",
     "thresholds",
+    "weigh",
     "wilson_interval",
 ]

@@ -1,4 +1,4 @@
-"""Frozen baselines: the window they are taken from, their rates and in-control spread."""
+"""Baselines to freeze: the window they are taken from, their weighted counts and wobble."""
 
 from __future__ import annotations
 
@@ -7,39 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..model import Outcome, segment_key
-from .config import MIN_RATE, DriftConfig, Stream
-
-
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    records: int
-    unsupported: int
-    critical: int = 0
-    spread: float = 0.0
-    """How much the unsupported rate moved within the window beyond binomial noise (SD)."""
-    critical_spread: float = 0.0
-
-    def rate_of(self, stream: Stream) -> float:
-        count = self.unsupported if stream == "unsupported" else self.critical
-        return max(MIN_RATE, (count + 0.5) / (self.records + 1))
-
-    def in_control_spread(self, stream: Stream, wobble: float, shift: float) -> float:
-        """SD of the rate a detector sees while nothing is wrong: the baseline's own
-        estimation error, and its wobble (measured, but at least ``wobble`` × rate).
-
-        At most a quarter of the design shift: past that a small baseline is too
-        uncertain for any threshold to be both quiet and useful, and the budget is
-        not kept (`faithmon drift calibrate` can refine it once history accrues).
-        """
-        q0 = self.rate_of(stream)
-        moved = self.spread if stream == "unsupported" else self.critical_spread
-        spread = math.sqrt(max(moved, wobble * q0) ** 2 + q0 * (1 - q0) / (self.records + 1))
-        return min(spread, shift / 4)
-
-    @property
-    def rate(self) -> float:
-        return self.rate_of("unsupported")
+from ..model import Baseline, FrozenBaselines, Outcome, Stream, segment_key, segments_of
+from .config import DriftConfig
 
 
 def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[float, float]:
@@ -51,11 +20,6 @@ def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[f
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def segments_of(labels: Mapping[str, str], dimensions: Sequence[str]) -> list[dict[str, str]]:
-    """The overall segment plus one segment per monitored label the record has."""
-    return [{}] + [{d: labels[d]} for d in dimensions if labels.get(d)]
 
 
 def in_segment(outcome: Outcome, segment: Mapping[str, str]) -> bool:
@@ -132,6 +96,14 @@ def compute_baselines(
             round(excess_spread([(o.weight, o.critical) for o in group]), 5),
         )
     return result
+
+
+def freeze(outcomes: Sequence[Outcome], config: DriftConfig) -> FrozenBaselines | None:
+    """The baselines to freeze, once the outcomes cover the baseline window; else None."""
+    window = baseline_window(outcomes, config)
+    if window is None:
+        return None
+    return FrozenBaselines(*window, compute_baselines(outcomes, window[1], config))
 
 
 @dataclass(slots=True)

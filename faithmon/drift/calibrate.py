@@ -19,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..model import Outcome, segment_key
+from ..model import Baseline, Outcome, Stream, segment_key, segments_of
 from .arl import first_alarm, run_length, threshold_for
-from .baseline import Baseline, segments_of
-from .config import DAYS_30, STREAMS, DriftConfig, Stream, detector_key
+from .config import DAYS_30, STREAMS, DriftConfig, detector_key
 from .detect import thresholds
 
 

@@ -6,10 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..model import segment_key
-
-Stream = Literal["unsupported", "critical"]
-
+from ..model import Stream, segment_key
 
 RULE = "faithfulness_drift"
 
@@ -21,9 +18,6 @@ NO_DATA_RULE = "no_data"
 
 
 RULES: dict[Stream, str] = {"unsupported": RULE, "critical": CRITICAL_RULE}
-
-
-MIN_RATE = 0.01
 
 
 MAX_EXAMPLES = 3

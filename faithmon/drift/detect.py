@@ -37,30 +37,14 @@ readings to the alert lifecycle.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from ..model import Outcome, Signal, segment_key
+from ..model import Baseline, Outcome, Signal, Stream, segment_key, segments_of
 from .arl import cusum, run_length, threshold_for
-from .baseline import (
-    Baseline,
-    SegmentOutcomes,
-    in_segment,
-    is_bad,
-    segments_of,
-    wilson_interval,
-)
-from .config import (
-    DAYS_30,
-    MAX_EXAMPLES,
-    RULES,
-    STREAMS,
-    DriftConfig,
-    Level,
-    Stream,
-    detector_key,
-)
+from .baseline import SegmentOutcomes, in_segment, is_bad, wilson_interval
+from .config import DAYS_30, MAX_EXAMPLES, RULES, STREAMS, DriftConfig, Level, detector_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +71,8 @@ class Reading:
     """Records the detector needs, on average, to catch the design shift."""
     folded: bool = False
     explained_by: Mapping[str, str] | None = None
-    examples: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+    examples: tuple[Outcome, ...] = ()
+    """Bad records since the change point that the alert shows (critical first, newest first)."""
 
     @property
     def rate(self) -> float:
@@ -102,6 +87,8 @@ class Reading:
         return self.baseline.rate_of(self.stream)
 
     def signal(self) -> Signal:
+        # An explained or folded detector raises nothing of its own.
+        level: Level = "ok" if self.explained_by is not None or self.folded else self.level
         low, high = wilson_interval(self.unsupported, self.records)
         recent_low, recent_high = wilson_interval(self.recent[1], self.recent[0])
         base_low, base_high = wilson_interval(
@@ -123,17 +110,36 @@ class Reading:
             "threshold": self.threshold,
             "change_at": self.change_at.isoformat() if self.change_at else None,
             "last_at": self.last_at.isoformat() if self.last_at else None,
-            "examples": list(self.examples),
+            "examples": [_example(o, evidence=level != "ok") for o in self.examples],
         }
-        level: Level = self.level
         if self.explained_by is not None:
             details["explained_by"] = dict(self.explained_by)
-            level = "ok"
         if self.folded:
             details["folded_into"] = "overall"
-            level = "ok"
         severity = "critical" if level == "firing" else "warning"
         return Signal(self.rule, self.segment, level, details, severity)
+
+
+def _example(outcome: Outcome, evidence: bool) -> dict[str, Any]:
+    """An alert's example trace with its first unsupported claims; an alert that is not
+    resolving also shows the evidence: the trace's chunk ids and the claims' citations."""
+    example: dict[str, Any] = {
+        "trace_id": outcome.trace_id,
+        "unsupported_claims": list(outcome.unsupported_claims[:3]),
+    }
+    found = outcome.evidence
+    if evidence and found is not None:
+        example["chunk_ids"] = list(found.chunk_ids)
+        example["claims"] = [
+            {
+                "text": c.text,
+                "verdict": c.verdict,
+                "critical": c.critical,
+                "chunk_id": found.cited(c),
+            }
+            for c in found.claims
+        ]
+    return example
 
 
 def _level(statistic: float, threshold: float) -> Level:
@@ -317,8 +323,7 @@ def _read(
     recent_bad = _weighted(recent, stream)
     _, recent_high = wilson_interval(recent_bad, len(recent))
     examples = tuple(
-        {"trace_id": o.trace_id, "unsupported_claims": list(o.unsupported_claims[:3])}
-        for o in sorted(
+        sorted(
             (o for o in outcomes if is_bad(o, stream)),
             key=lambda o: (o.critical, o.at),
             reverse=True,

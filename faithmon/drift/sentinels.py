@@ -78,7 +78,7 @@ def score_run(cases: Sequence[Case], judgements: Sequence[Judgement]) -> RunResu
         if score is None:
             errors += 1
             continue
-        faithful = score == 1.0
+        faithful = not judgement.unsupported
         if case.expected == "supported":
             supported_scores.append(score)
             false_flags += not faithful

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..model import Outcome, Signal, segment_key
-from .baseline import SegmentOutcomes, segments_of
+from ..model import Outcome, Signal, segment_key, segments_of
+from .baseline import SegmentOutcomes
 from .config import NO_DATA_RULE, DriftConfig
 
 

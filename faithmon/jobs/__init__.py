@@ -7,7 +7,7 @@ and ``faithmon.worker`` schedules them.
 - ``apply_retention`` (``retention.py``) and ``calibrate_drift`` (``calibrate.py``).
 """
 
-from ._shared import STOPPING, Sessions, worker_id
+from ._shared import STOPPING, worker_id
 from .calibrate import calibrate_drift
 from .drift import DRIFT_RULES, DriftRun, check_drift
 from .retention import apply_retention
@@ -23,7 +23,6 @@ __all__ = [
     "DriftRun",
     "RetryPolicy",
     "SentinelRun",
-    "Sessions",
     "apply_retention",
     "calibrate_drift",
     "check_drift",

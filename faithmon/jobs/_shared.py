@@ -1,4 +1,4 @@
-"""What every job shares: the session factory's type, the stop signal, the lease owner."""
+"""What every job shares: the stop signal and the lease owner."""
 
 from __future__ import annotations
 
@@ -7,12 +7,7 @@ import os
 import socket
 import threading
 
-from sqlalchemy.orm import Session, sessionmaker
-
 logger = logging.getLogger(__name__)
-
-
-Sessions = sessionmaker[Session]
 
 
 # Set on SIGTERM: scoring stops claiming, queued calls are not sent and their

@@ -6,10 +6,12 @@ import logging
 from datetime import UTC, datetime
 
 from .. import drift
+from ..store import Sessions
 from ..store import alerts as store_alerts
-from ..store import outcomes as store_outcomes
-from ._shared import Sessions
-from .drift import STREAM_OF_RULE, stored_baselines
+from ..store import baselines as store_baselines
+from ..store import evaluations as store_evaluations
+from ..store import sampling as store_sampling
+from .drift import STREAM_OF_RULE
 
 logger = logging.getLogger(__name__)
 
@@ -22,11 +24,14 @@ def calibrate_drift(
     Periods when a detector's alert was firing are left out of its history.
     """
     with sessions() as session:
-        stored = stored_baselines(session, judge_name)
-        if stored is None:
+        frozen = store_baselines.load_baselines(session, judge_name)
+        if frozen is None:
             return None
-        baselines = stored[0]
-        outcomes = store_outcomes.outcomes(session, judge_name, since=since)
+        # No alert is raised from these: the examples' evidence is not needed.
+        outcomes = drift.weigh(
+            store_evaluations.outcomes(session, judge_name, since=since, evidence=False),
+            store_sampling.sampling_counts(session, since=since, reasons=drift.SAMPLING_REASONS),
+        )
         excluded: dict[str, list[tuple[datetime, datetime]]] = {}
         for alert in store_alerts.list_alerts(session):
             stream = STREAM_OF_RULE.get(alert.rule)
@@ -42,4 +47,4 @@ def calibrate_drift(
     end = outcomes[-1].at if outcomes else datetime.now(UTC)
     first = outcomes[0].at if outcomes else since
     days = max((end - first).total_seconds() / 86400, 1 / 24)
-    return drift.calibrate(outcomes, baselines, config, days, excluded)
+    return drift.calibrate(outcomes, frozen.segments, config, days, excluded)

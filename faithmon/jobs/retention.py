@@ -6,8 +6,8 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
-from ..store import sampling as store_sampling
-from ._shared import Sessions
+from ..store import Sessions
+from ..store import retention as store_retention
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ def apply_retention(
         return 0
     cutoff = now() - timedelta(days=days)
     with sessions() as session, session.begin():
-        deleted = store_sampling.apply_retention(session, cutoff, dimensions, judge_name)
+        deleted = store_retention.apply_retention(session, cutoff, dimensions, judge_name)
     if deleted:
         logger.info("faithmon: retention deleted %d records older than %s", deleted, cutoff)
     return deleted

@@ -10,15 +10,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy.orm import Session
-
 from ..alerts import deliver
 from ..errors import RecordGone
 from ..model import Alert, AlertSink, Judge, Judgement, RagRecord
+from ..store import Sessions, work
 from ..store import alerts as store_alerts
+from ..store import evaluations as store_evaluations
 from ..store import metrics as store_metrics
-from ..store import repo, work
-from ._shared import STOPPING, Sessions, worker_id
+from ..store import records as store_records
+from ._shared import STOPPING, worker_id
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +73,8 @@ def _claim(
             spent = work.tokens_today(session, now)
             if spent >= daily_token_budget:
                 return [], {}, f"daily judge budget spent ({spent} tokens); paused until tomorrow"
-        claimed = repo.claim_pending(session, owner, size, lease_seconds)
-        history = repo.attempts_of(session, [i for i, _ in claimed]) if claimed else {}
+        claimed = store_records.claim_pending(session, owner, size, lease_seconds)
+        history = store_records.attempts_of(session, [i for i, _ in claimed]) if claimed else {}
     return claimed, history, None
 
 
@@ -169,7 +169,7 @@ def _settle(
     retry: RetryPolicy,
     sinks: Sequence[AlertSink],
     now: datetime,
-    records: Mapping[int, RagRecord],
+    leased: Mapping[int, RagRecord],
     dimensions: Sequence[str],
 ) -> list[tuple[int, Judgement]]:
     saved: list[tuple[int, Judgement]] = []
@@ -178,12 +178,12 @@ def _settle(
     with sessions() as session, session.begin():
         for record_id, judgement in outcomes:
             if judgement is None:
-                work.release(session, [record_id])
+                store_records.release(session, [record_id])
                 continue
             work.add_usage(session, judge.name, judgement.usage, now)
             if blocking is not None and judgement.status == "judge_error":
                 # The configuration is refused, not this record: give it back untouched.
-                work.release(session, [record_id])
+                store_records.release(session, [record_id])
                 continue
             attempts, ingested_at = history.get(record_id, (0, now))
             age = (now - ingested_at).total_seconds()
@@ -194,7 +194,7 @@ def _settle(
                 and age < retry.max_age
             ):
                 delay = retry.delay(attempts + 1)
-                work.defer(
+                store_records.defer(
                     session,
                     record_id,
                     attempts + 1,
@@ -202,9 +202,9 @@ def _settle(
                     judgement.error or "retryable judge error",
                 )
                 continue
-            record = records.get(record_id)
+            record = leased.get(record_id)
             try:
-                inserted = work.settle(session, record_id, judgement)
+                inserted = store_evaluations.settle(session, record_id, judgement)
             except RecordGone:
                 # Deleted under the lease (by hand, or by retention after another
                 # worker took over the expired lease and scored it): there is nothing
@@ -220,30 +220,31 @@ def _settle(
                 labels = record.labels if record is not None else {}
                 store_metrics.count_evaluation(session, labels, dimensions, judgement)
             saved.append((record_id, judgement))
-        if blocking is not None:
-            new_alerts = block_refused_judge(session, judge.name, blocking, now)
+        # Blocked in the batch's transaction: its records are given back only with the
+        # block in place, so no other worker leases them for the same refusal.
+        if blocking is not None and work.block_judge(session, judge.name, block_reason(blocking)):
+            new_alerts = store_alerts.save_alerts(
+                session, [blocked_alert(judge.name, blocking, now)]
+            )
     deliver(sinks, new_alerts)
     return saved
 
 
-def block_refused_judge(
-    session: Session, judge_name: str, refusal: Judgement, now: datetime
-) -> list[Alert]:
-    """Block a judge configuration that was refused (auth, billing); its alert, once."""
-    if not work.block_judge(session, judge_name, refusal.error or "refused"):
-        return []
+def block_reason(judgement: Judgement) -> str:
+    """Why a judge configuration is blocked: the refusal's cause."""
+    return judgement.error or "refused"
+
+
+def blocked_alert(judge_name: str, refusal: Judgement, now: datetime) -> Alert:
+    """The alert that a judge configuration was refused (auth, billing) and is now blocked;
+    logged, since it stops scoring."""
     logger.error("faithmon: judge %s blocked: %s", judge_name, refusal.error)
-    return store_alerts.save_alerts(
-        session,
-        [
-            Alert(
-                rule=JUDGE_BLOCKED_RULE,
-                segment={"judge": judge_name},
-                state="firing",
-                severity="critical",
-                opened_at=now,
-                updated_at=now,
-                details={"reason": refusal.error, "action": "faithmon judge unblock"},
-            )
-        ],
+    return Alert(
+        rule=JUDGE_BLOCKED_RULE,
+        segment={"judge": judge_name},
+        state="firing",
+        severity="critical",
+        opened_at=now,
+        updated_at=now,
+        details={"reason": refusal.error, "action": "faithmon judge unblock"},
     )

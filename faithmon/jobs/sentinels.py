@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 from ..alerts import deliver, reconcile, to_tell
 from ..drift import sentinels
 from ..model import AlertSink, Judge, Judgement, Signal
+from ..store import Sessions, work
 from ..store import alerts as store_alerts
 from ..store import sentinels as store_sentinels
-from ..store import work
-from ._shared import STOPPING, Sessions
-from .score import block_refused_judge, judge_safely
+from ._shared import STOPPING
+from .score import block_reason, blocked_alert, judge_safely
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +92,11 @@ def run_sentinels(
                 break
         judgements = _judge_cases(judge, cases, concurrency)
         if isinstance(judgements, Judgement):
+            blocked = []
             with sessions() as session, session.begin():
-                blocked = block_refused_judge(session, judge.name, judgements, now())
+                if work.block_judge(session, judge.name, block_reason(judgements)):
+                    alert = blocked_alert(judge.name, judgements, now())
+                    blocked = store_alerts.save_alerts(session, [alert])
             deliver(sinks, blocked)
             break
         if judgements is None:

@@ -1,61 +1,49 @@
-"""Drift baselines as stored: frozen per judge configuration and segment."""
+"""Drift baselines as stored: frozen once per judge configuration, one row per segment."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .repo import insert_for, utc_now
-from .tables import (
-    BaselineRow,
-)
+from ..model import Baseline, FrozenBaselines
+from ._dialect import insert_for
+from .tables import BaselineRow
 
 
-def load_baselines(
-    session: Session, judge: str
-) -> dict[str, tuple[int, int, int, float, float, datetime, datetime]]:
-    """segment key → (records, unsupported, critical, spread, critical spread, window
-    start, window end) for ``judge``."""
-    query = select(BaselineRow).where(BaselineRow.judge == judge)
-    return {
-        row.segment_key: (
-            row.records,
-            row.unsupported,
-            row.critical,
-            row.spread,
-            row.critical_spread,
-            row.window_start,
-            row.window_end,
+def load_baselines(session: Session, judge: str) -> FrozenBaselines | None:
+    """``judge``'s frozen baselines; None before they are frozen."""
+    rows = list(session.scalars(select(BaselineRow).where(BaselineRow.judge == judge)))
+    if not rows:
+        return None
+    segments = {
+        row.segment_key: Baseline(
+            row.records, row.unsupported, row.critical, row.spread, row.critical_spread
         )
-        for row in session.scalars(query)
+        for row in rows
     }
+    # Frozen in one write, so every row has the same window.
+    return FrozenBaselines(rows[0].window_start, rows[0].window_end, segments)
 
 
-def save_baselines(
-    session: Session,
-    judge: str,
-    baselines: Mapping[str, tuple[int, int, int, float, float]],
-    window_start: datetime,
-    window_end: datetime,
-) -> None:
-    now = utc_now()
+def save_baselines(session: Session, judge: str, frozen: FrozenBaselines) -> None:
+    """Freeze ``judge``'s baselines; a segment already frozen keeps what it has."""
+    now = datetime.now(UTC)
     rows = [
         {
             "judge": judge,
             "segment_key": key,
-            "records": records,
-            "unsupported": unsupported,
-            "critical": critical,
-            "spread": spread,
-            "critical_spread": critical_spread,
-            "window_start": window_start,
-            "window_end": window_end,
+            "records": baseline.records,
+            "unsupported": baseline.unsupported,
+            "critical": baseline.critical,
+            "spread": baseline.spread,
+            "critical_spread": baseline.critical_spread,
+            "window_start": frozen.start,
+            "window_end": frozen.end,
             "created_at": now,
         }
-        for key, (records, unsupported, critical, spread, critical_spread) in baselines.items()
+        for key, baseline in frozen.segments.items()
     ]
     if rows:
         session.execute(

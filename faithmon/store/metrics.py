@@ -8,8 +8,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..model import Judgement, segment_key
-from .repo import PENDING, insert_for
+from ..model import Judgement, segment_key, segments_of
+from ._dialect import insert_for
+from .records import PENDING
 from .tables import JudgeUsageRow, RecordRow, SegmentMetricsRow
 
 # Upper bounds of the strict-faithfulness histogram buckets (cumulative, as Prometheus).
@@ -24,20 +25,16 @@ def count_evaluation(
 ) -> None:
     """Add one evaluation to the overall segment and to each of its labelled segments."""
     score = judgement.faithfulness
-    unsupported = any(c.verdict != "supported" for c in judgement.claims)
-    critical = any(c.verdict != "supported" and c.critical for c in judgement.claims)
     buckets = [int(score is not None and score <= bound) for bound in BUCKETS]
-    segments: list[dict[str, str]] = [{}]
-    segments += [{d: labels[d]} for d in dimensions if labels.get(d)]
-    for segment in segments:
+    for segment in segments_of(labels, dimensions):
         values = {
             "segment_key": segment_key(segment),
             "segment": segment,
             "judge": judgement.judge,
             "evaluations": 1,
             "scored": int(score is not None),
-            "unsupported": int(score is not None and unsupported),
-            "critical_unsupported": int(score is not None and critical),
+            "unsupported": int(judgement.unsupported),
+            "critical_unsupported": int(judgement.critical_unsupported),
             "judge_errors": int(judgement.status == "judge_error"),
             "faithfulness_sum": score or 0.0,
             "buckets": buckets,

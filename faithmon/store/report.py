@@ -11,15 +11,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..model import Alert, Judgement, Outcome, StoredRecord, segment_key
+from ..model import Alert, Outcome, StoredRecord, segment_key
 from . import alerts as store_alerts
 from . import baselines as store_baselines
-from . import outcomes as store_outcomes
-from . import repo
-from .tables import EvaluationRow, RecordRow
+from . import evaluations, records
+from .traces import load_traces
 
 # Bucket widths a person reads at a glance; the report takes the first that gives
 # at most ``target`` buckets over the traces' time span.
@@ -104,39 +102,19 @@ def bucketize(
     return tuple(Bucket(start, n, u) for start, (n, u) in sorted(tally.items()))
 
 
-def load_traces(session: Session, trace_ids: Sequence[str]) -> dict[str, StoredRecord]:
-    """The stored records with these trace ids, each with its evaluations (oldest first)."""
-    if not trace_ids:
-        return {}
-    rows = list(session.scalars(select(RecordRow).where(RecordRow.trace_id.in_(trace_ids))))
-    evaluations: dict[int, list[Judgement]] = {}
-    for row in session.scalars(
-        select(EvaluationRow)
-        .where(EvaluationRow.record_id.in_([r.id for r in rows]))
-        .order_by(EvaluationRow.id)
-    ):
-        evaluations.setdefault(row.record_id, []).append(repo._to_judgement(row))
-    return {
-        row.trace_id: StoredRecord(
-            id=row.id,
-            record=repo._to_record(row),
-            status=row.status,
-            evaluations=tuple(evaluations.get(row.id, ())),
-        )
-        for row in rows
-    }
-
-
 def load_report(
     session: Session, judge: str, now: datetime | None = None, target_buckets: int = 30
 ) -> ReportData:
     """Everything the report shows for ``judge``'s evaluations, read in one session."""
-    outcomes = store_outcomes.outcomes(session, judge)
+    # Counts, not rates: the chart needs no sampling weights.
+    outcomes = evaluations.outcomes(session, judge, evidence=False)
     alerts = tuple(store_alerts.list_alerts(session))
-    stored = store_baselines.load_baselines(session, judge)
-    # Records and unsupported come first and the window last, whatever else is between.
-    baselines = {key: (row[0], row[1]) for key, row in stored.items()}
-    window = next(((row[-2], row[-1]) for row in stored.values()), None)
+    frozen = store_baselines.load_baselines(session, judge)
+    baselines: dict[str, tuple[int, int]] = {}
+    window = None
+    if frozen is not None:
+        baselines = {key: (b.records, b.unsupported) for key, b in frozen.segments.items()}
+        window = (frozen.start, frozen.end)
     width = bucket_width(outcomes[0].at, outcomes[-1].at, target_buckets) if outcomes else STEPS[-1]
     segments: dict[str, Mapping[str, str]] = {"": {}}
     for alert in alerts:
@@ -171,5 +149,5 @@ def load_report(
         traces=load_traces(session, example_ids),
         baselines=baselines,
         baseline_window=window,
-        statuses=repo.counts_by_status(session),
+        statuses=records.counts_by_status(session),
     )

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from ..model import SentinelCase as Case
 from ..model import SentinelResult as RunResult
-from .repo import insert_for
+from ._dialect import insert_for
 from .tables import JudgeTrustRow, SentinelRunRow, SentinelSetRow
 
 

@@ -1,4 +1,4 @@
-"""ORM tables. These classes never leave ``store``; repo functions return model types."""
+"""ORM tables. These classes never leave ``store``; its query modules return model types."""
 
 from __future__ import annotations
 

@@ -1,74 +1,22 @@
-"""Queries the worker's fault handling needs: deferrals, judge blocks, usage, rescoring."""
+"""The worker's controls: blocked judge configurations, judge usage and its daily budget,
+rescoring, and cluster-wide job locks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+import zlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Engine, delete, func, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..errors import RecordGone
-from ..model import Judgement, Usage
-from .repo import PENDING, insert_for, save_evaluation
+from ..model import Usage
+from ._dialect import insert_for, is_postgresql
+from .records import PENDING
 from .tables import EvaluationRow, JudgeBlockRow, JudgeUsageRow, RecordRow
-
-
-def defer(
-    session: Session, record_id: int, attempts: int, next_attempt_at: datetime, error: str
-) -> None:
-    """Put a record back in the queue, to be tried again no sooner than ``next_attempt_at``."""
-    session.execute(
-        update(RecordRow)
-        .where(RecordRow.id == record_id)
-        .values(
-            attempts=attempts,
-            next_attempt_at=next_attempt_at,
-            last_error=error[:2000],
-            lease_owner=None,
-            lease_expires=None,
-        )
-    )
-
-
-def _savepoint(session: Session) -> AbstractContextManager[object]:
-    # PostgreSQL aborts the whole transaction on a failed statement, so the insert
-    # runs in a savepoint. SQLite undoes only the failed statement, and pysqlite
-    # would commit the outer transaction when an outermost savepoint is released.
-    if session.get_bind().dialect.name == "postgresql":
-        return session.begin_nested()
-    return nullcontext()
-
-
-def settle(session: Session, record_id: int, judgement: Judgement) -> bool:
-    """Store a leased record's judgement (see ``repo.save_evaluation``); True if new.
-
-    Raises ``RecordGone`` when the record was deleted under the lease, leaving the
-    session usable, so the rest of a batch can still be settled.
-    """
-    try:
-        with _savepoint(session):
-            return save_evaluation(session, record_id, judgement)
-    except IntegrityError:
-        # The evaluation's foreign key is the only constraint the insert can break;
-        # anything else is not ours to swallow.
-        if session.scalar(select(RecordRow.id).where(RecordRow.id == record_id)) is not None:
-            raise
-        raise RecordGone(record_id) from None
-
-
-def release(session: Session, record_ids: Sequence[int]) -> None:
-    """Give leased records back untouched (their judge configuration was blocked)."""
-    if record_ids:
-        session.execute(
-            update(RecordRow)
-            .where(RecordRow.id.in_(record_ids))
-            .values(lease_owner=None, lease_expires=None)
-        )
 
 
 def block_judge(session: Session, judge: str, reason: str) -> bool:
@@ -183,8 +131,6 @@ def reset_for_rescore(
 
 
 def _lock_key(name: str) -> int:
-    import zlib
-
     return 7_466_110_000 + zlib.crc32(name.encode())
 
 
@@ -195,7 +141,7 @@ def singleton(engine: Engine, name: str) -> Iterator[bool]:
     On PostgreSQL a session advisory lock (released with the connection if the
     worker dies); on SQLite always held, since one worker is the supported set-up.
     """
-    if engine.dialect.name != "postgresql":
+    if not is_postgresql(engine):
         yield True
         return
     with engine.connect() as connection:

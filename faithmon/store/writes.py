@@ -18,11 +18,13 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from ..errors import StoreUnavailable
 from ..model import DroppedTrace, Feedback, RagRecord, SamplingTally
-from . import repo, sampling
+from . import Sessions, sampling
+from . import records as store_records
+from ._dialect import insert_for
 from .tables import RecordRow
 
 logger = logging.getLogger(__name__)
@@ -61,7 +63,7 @@ def _reason(error: BaseException) -> str:
     return f"{type(cause).__name__}: {first}"[:300]
 
 
-def _write(sessions: sessionmaker[Session], work: Callable[[Session], object]) -> None:
+def _write(sessions: Sessions, work: Callable[[Session], object]) -> None:
     try:
         with sessions() as session, session.begin():
             work(session)
@@ -72,7 +74,7 @@ def _write(sessions: sessionmaker[Session], work: Callable[[Session], object]) -
 
 
 def _isolate(
-    sessions: sessionmaker[Session],
+    sessions: Sessions,
     items: Sequence[T],
     work: Callable[[Session, Sequence[T]], object],
     on_bad: Callable[[T, BaseException], None],
@@ -93,7 +95,7 @@ def _isolate(
 
 
 def _store_invalid(
-    sessions: sessionmaker[Session], record: RagRecord, error: BaseException, stats: WriteStats
+    sessions: Sessions, record: RagRecord, error: BaseException, stats: WriteStats
 ) -> None:
     reason = _reason(error)
     logger.error(
@@ -116,7 +118,7 @@ def _store_invalid(
     }
 
     def write(session: Session) -> None:
-        statement = repo.insert_for(session, RecordRow).values(row)
+        statement = insert_for(session, RecordRow).values(row)
         session.execute(statement.on_conflict_do_nothing(index_elements=["trace_id"]))
 
     try:
@@ -134,19 +136,17 @@ def _store_invalid(
     stats.invalid += 1
 
 
-def save_records(
-    sessions: sessionmaker[Session], records: Sequence[RagRecord], stats: WriteStats
-) -> None:
+def save_records(sessions: Sessions, records: Sequence[RagRecord], stats: WriteStats) -> None:
     """Save records, isolating those the database refuses; raises StoreUnavailable."""
     _isolate(
         sessions,
         records,
-        repo.save_records,
+        store_records.save_records,
         lambda record, error: _store_invalid(sessions, record, error, stats),
     )
 
 
-def save_feedback(sessions: sessionmaker[Session], items: Sequence[Feedback]) -> None:
+def save_feedback(sessions: Sessions, items: Sequence[Feedback]) -> None:
     """Save feedback; an item the database refuses is logged by trace id and dropped."""
 
     def bad(item: Feedback, error: BaseException) -> None:
@@ -156,11 +156,11 @@ def save_feedback(sessions: sessionmaker[Session], items: Sequence[Feedback]) ->
             type(error).__name__,
         )
 
-    _isolate(sessions, items, repo.save_feedback, bad)
+    _isolate(sessions, items, store_records.save_feedback, bad)
 
 
 def save_sampling(
-    sessions: sessionmaker[Session],
+    sessions: Sessions,
     tallies: Sequence[SamplingTally],
     dropped: Sequence[DroppedTrace],
 ) -> None:

@@ -18,7 +18,7 @@ from faithmon.alerts.telemetry import EvaluationTelemetry
 from faithmon.jobs import score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord
-from faithmon.store import repo
+from faithmon.store import records as store_records
 from tests.timing import days_ago
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
@@ -70,7 +70,7 @@ def test_each_evaluation_is_an_event_on_its_trace_and_a_metric(
         for n in range(3)
     ]
     with sessions.begin() as session:
-        repo.save_records(session, records)
+        store_records.save_records(session, records)
     endpoint = f"http://127.0.0.1:{collector.server_address[1]}"
     telemetry = EvaluationTelemetry(endpoint, ("route",))
     try:

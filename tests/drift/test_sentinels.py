@@ -18,7 +18,7 @@ from faithmon.jobs import check_drift, run_sentinels, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Claim, Judgement, RagRecord
 from faithmon.store import alerts as store_alerts
-from faithmon.store import repo
+from faithmon.store import records as store_records
 from faithmon.store import sentinels as store_sentinels
 from tests.timing import days_ago
 
@@ -125,7 +125,7 @@ def test_drifting_judge_is_distrusted_and_alerts_are_held_back(
         for n in range(80)
     ]
     with sessions.begin() as session:
-        repo.save_records(session, records)
+        store_records.save_records(session, records)
     score_pending(sessions, OfflineJudge())
     config = drift.DriftConfig(
         dimensions=("route",),

@@ -42,12 +42,13 @@ from faithmon.cli import wiring
 from faithmon.config import Settings
 from faithmon.ingest import otlp
 from faithmon.jobs import DriftRun, check_drift, score_pending
+from faithmon.model import FrozenBaselines
 from faithmon.store import alerts as store_alerts
 from faithmon.store import baselines as store_baselines
 from faithmon.store import engine as store_engine
-from faithmon.store import repo
+from faithmon.store import records as store_records
 from faithmon.store.tables import EvaluationRow, RecordRow
-from tests.judge_server import SupportingJudge
+from tests.openai_server import SupportingJudge
 from tests.servers import serve_in_thread
 from tests.timing import wait_for
 
@@ -275,7 +276,7 @@ def fleet_env(database_url: str, run_dir: Path, **extra: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class DriftState:
-    baselines: dict[str, tuple[int, int, datetime, datetime]]
+    baselines: FrozenBaselines | None
     run: DriftRun
     alerts: list[dict[str, Any]]
 
@@ -409,7 +410,7 @@ def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
     assert tally(sessions) == Tally(TRACES, TRACES, TRACES, TRACES, 0, 0)
     with sessions() as session:
         stored = set(session.scalars(select(RecordRow.trace_id)))
-        statuses_by = repo.counts_by_status(session)
+        statuses_by = store_records.counts_by_status(session)
     assert stored == set(traffic.trace_ids)
     assert statuses_by == {"scored": TRACES}, statuses_by  # none cut short as incomplete
 
@@ -469,7 +470,7 @@ def test_sigterm_receiver_saves_every_buffered_trace_before_it_exits(
     assert (t.records, t.distinct_traces) == (200, 200)
     with sessions() as session:
         assert set(session.scalars(select(RecordRow.trace_id))) == set(traffic.trace_ids)
-        assert repo.counts_by_status(session) == {"pending": 200}
+        assert store_records.counts_by_status(session) == {"pending": 200}
 
 
 def waiting_on_a_lock(engine: Engine) -> bool:
@@ -537,7 +538,7 @@ def seed_records(sessions: sessionmaker[Session], count: int) -> None:
     from tests.jobs.test_workers import records
 
     with sessions.begin() as session:
-        repo.save_records(session, records(count))
+        store_records.save_records(session, records(count))
 
 
 @pytest.mark.postgres

@@ -18,7 +18,7 @@ from faithmon.ingest.extract import extract
 from faithmon.ingest.processor import from_readable
 from faithmon.ingest.spans import IngestSpan
 from faithmon.model import Chunk
-from faithmon.store.repo import INCOMPLETE_EVIDENCE, NO_CONTEXT, initial_status
+from faithmon.store.records import INCOMPLETE_EVIDENCE, NO_CONTEXT, initial_status
 
 
 @pytest.fixture

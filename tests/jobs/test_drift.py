@@ -19,8 +19,8 @@ from faithmon.jobs import check_drift, run_sentinels, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord, SamplingTally
 from faithmon.store import alerts as store_alerts
-from faithmon.store import outcomes as store_outcomes
-from faithmon.store import repo
+from faithmon.store import evaluations as store_evaluations
+from faithmon.store import records as store_records
 from faithmon.store import sampling as store_sampling
 from faithmon.store import sentinels as store_sentinels
 from faithmon.store import thresholds as store_thresholds
@@ -48,7 +48,7 @@ def record(
 
 def save_and_score(sessions: sessionmaker[Session], records: list[RagRecord]) -> None:
     with sessions.begin() as session:
-        repo.save_records(session, records)
+        store_records.save_records(session, records)
     score_pending(sessions, JUDGE)
 
 
@@ -89,7 +89,10 @@ def test_sampling_weights_come_from_the_stored_counts(sessions: sessionmaker[Ses
             [],
         )
     with sessions() as session:
-        outcomes = store_outcomes.outcomes(session, JUDGE.name)
+        outcomes = drift.weigh(
+            store_evaluations.outcomes(session, JUDGE.name),
+            store_sampling.sampling_counts(session),
+        )
     assert [(o.unsupported, o.weight) for o in outcomes] == [
         (False, 9.5),  # (1 + 1 + 15 + 2) / (1 + 1)
         (True, 1.0),

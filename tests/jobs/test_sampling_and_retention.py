@@ -17,8 +17,10 @@ from faithmon.ingest.spans import IngestSpan
 from faithmon.jobs import apply_retention, score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, DroppedTrace, RagRecord, SamplingTally
-from faithmon.store import repo
+from faithmon.store import records as store_records
+from faithmon.store import retention as store_retention
 from faithmon.store import sampling as store_sampling
+from faithmon.store import traces as store_traces
 from faithmon.store.tables import RecordRow
 from tests.timing import days_ago
 
@@ -94,14 +96,14 @@ def test_retention_deletes_old_records_and_keeps_aggregates(
 ) -> None:
     """Records past the window go, with their evaluations; daily aggregates stay."""
     with sessions.begin() as session:
-        repo.save_records(session, [old_record(n, 40, "billing") for n in range(4)])
-        repo.save_records(session, [old_record(10, 1, "billing")])
+        store_records.save_records(session, [old_record(n, 40, "billing") for n in range(4)])
+        store_records.save_records(session, [old_record(10, 1, "billing")])
     score_pending(sessions, OfflineJudge())
     deleted = apply_retention(sessions, 30, ("route",), OfflineJudge().name, now=lambda: T0)
     assert deleted == 4
     with sessions() as session:
-        left = repo.list_records(session)
-        daily = store_sampling.segment_daily(session)
+        left = store_traces.list_records(session)
+        daily = store_retention.segment_daily(session)
     assert [r.record.trace_id for r in left] == [f"{11:032x}"]
     day = (T0 - timedelta(days=40)).date().isoformat()
     assert {
@@ -118,11 +120,11 @@ def _trace(n: int) -> str:
 def test_retention_keeps_leased_and_pending_records(sessions: sessionmaker[Session]) -> None:
     """Past the cutoff a scored record goes; a leased or a pending one stays for its worker."""
     with sessions.begin() as session:
-        repo.save_records(session, [old_record(n, 40, "billing") for n in range(2)])
+        store_records.save_records(session, [old_record(n, 40, "billing") for n in range(2)])
     score_pending(sessions, OfflineJudge())
     with sessions.begin() as session:
-        repo.save_records(session, [old_record(n, 40, "billing") for n in range(2, 5)])
-        leased = repo.claim_pending(session, "worker-a", limit=2, lease_seconds=300)
+        store_records.save_records(session, [old_record(n, 40, "billing") for n in range(2, 5)])
+        leased = store_records.claim_pending(session, "worker-a", limit=2, lease_seconds=300)
     assert [record.trace_id for _, record in leased] == [_trace(2), _trace(3)]
     with sessions.begin() as session:
         # Held by a worker whatever its status says: that worker may still settle it.
@@ -136,7 +138,7 @@ def test_retention_keeps_leased_and_pending_records(sessions: sessionmaker[Sessi
 
     with sessions() as session:
         left = {row.trace_id: row.status for row in session.scalars(select(RecordRow))}
-        daily = store_sampling.segment_daily(session)
+        daily = store_retention.segment_daily(session)
     assert left == {
         _trace(1): "scored",
         _trace(2): "pending",

@@ -23,7 +23,8 @@ from faithmon.jobs.score import _settle
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Judgement, RagRecord
 from faithmon.store import alerts as store_alerts
-from faithmon.store import repo
+from faithmon.store import records as store_records
+from faithmon.store import traces as store_traces
 from faithmon.store.tables import RecordRow
 from tests.timing import days_ago, wait_for
 
@@ -55,11 +56,11 @@ class ExplodingJudge:
 def test_score_pending_scores_everything_once(sessions: sessionmaker[Session]) -> None:
     """Every pending record gets one evaluation; a second run finds nothing to do."""
     with sessions.begin() as session:
-        repo.save_records(session, [record(n, CONTEXT) for n in range(7)])
+        store_records.save_records(session, [record(n, CONTEXT) for n in range(7)])
     assert score_pending(sessions, OfflineJudge(), batch=3) == 7
     assert score_pending(sessions, OfflineJudge(), batch=3) == 0
     with sessions() as session:
-        stored = repo.list_records(session)
+        stored = store_traces.list_records(session)
     assert {s.status for s in stored} == {"scored"}
     assert all(len(s.evaluations) == 1 for s in stored)
     assert {s.evaluations[0].faithfulness for s in stored} == {1.0}
@@ -68,10 +69,10 @@ def test_score_pending_scores_everything_once(sessions: sessionmaker[Session]) -
 def test_judge_failure_is_recorded_not_scored(sessions: sessionmaker[Session]) -> None:
     """A judge that raises leaves a judge_error with its cause and no score."""
     with sessions.begin() as session:
-        repo.save_records(session, [record(0, CONTEXT)])
+        store_records.save_records(session, [record(0, CONTEXT)])
     assert score_pending(sessions, ExplodingJudge()) == 1
     with sessions() as session:
-        [stored] = repo.list_records(session)
+        [stored] = store_traces.list_records(session)
     assert stored.status == "judge_error"
     [evaluation] = stored.evaluations
     assert evaluation.faithfulness is None
@@ -88,7 +89,7 @@ def test_check_drift_fires_for_the_drifting_segment_only(sessions: sessionmaker[
     ]
     records += [record(120 + n, CONTEXT, route=("a", "b")[n % 2], model="m1") for n in range(60)]
     with sessions.begin() as session:
-        repo.save_records(session, records)
+        store_records.save_records(session, records)
     score_pending(sessions, OfflineJudge())
     config = drift.DriftConfig(
         dimensions=("route", "model"),
@@ -112,7 +113,7 @@ def test_check_drift_fires_for_the_drifting_segment_only(sessions: sessionmaker[
 def test_check_drift_waits_for_a_baseline(sessions: sessionmaker[Session]) -> None:
     """Until the baseline window is full, no detector runs and no alert opens."""
     with sessions.begin() as session:
-        repo.save_records(session, [record(n, CONTEXT, route="a") for n in range(10)])
+        store_records.save_records(session, [record(n, CONTEXT, route="a") for n in range(10)])
     score_pending(sessions, OfflineJudge())
     config = drift.DriftConfig(dimensions=("route",), baseline_records=50, baseline_days=0)
     result = check_drift(sessions, OfflineJudge().name, config)
@@ -124,7 +125,7 @@ def test_scheduled_worker_scores_and_stops_on_sigterm(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/worker.db"
     settings = Settings.from_env({}, database_url=url)
     with wiring.open_store(settings) as sessions, sessions.begin() as session:
-        repo.save_records(session, [record(n, CONTEXT) for n in range(3)])
+        store_records.save_records(session, [record(n, CONTEXT) for n in range(3)])
     env = {**os.environ, "FAITHMON_DATABASE_URL": url, "FAITHMON_WORKER_SCORE_INTERVAL": "0.2"}
     process = subprocess.Popen(
         [sys.executable, "-m", "faithmon", "worker"], env=env, stderr=subprocess.PIPE, text=True
@@ -134,7 +135,7 @@ def test_scheduled_worker_scores_and_stops_on_sigterm(tmp_path: Path) -> None:
         def all_scored() -> bool:
             assert process.poll() is None, "the worker exited early"
             with wiring.open_store(settings, upgrade=False) as sessions, sessions() as session:
-                return repo.counts_by_status(session) == {"scored": 3}
+                return store_records.counts_by_status(session) == {"scored": 3}
 
         wait_for(all_scored, 60, "the worker to score 3 records", 0.1)
         process.send_signal(signal.SIGTERM)
@@ -157,8 +158,8 @@ def test_settle_stores_the_rest_when_a_record_was_deleted(
 ) -> None:
     """A record deleted under its lease is logged once; the rest of the batch is stored."""
     with sessions.begin() as session:
-        repo.save_records(session, [record(n, CONTEXT) for n in range(3)])
-        claimed = repo.claim_pending(session, "worker-a", limit=3, lease_seconds=300)
+        store_records.save_records(session, [record(n, CONTEXT) for n in range(3)])
+        claimed = store_records.claim_pending(session, "worker-a", limit=3, lease_seconds=300)
     gone_id, gone = claimed[1]
     _delete_record(sessions, gone.trace_id)
     judge = OfflineJudge()
@@ -170,7 +171,7 @@ def test_settle_stores_the_rest_when_a_record_was_deleted(
 
     assert [rid for rid, _ in saved] == [claimed[0][0], claimed[2][0]]
     with sessions() as session:
-        stored = repo.list_records(session)
+        stored = store_traces.list_records(session)
     assert {s.record.trace_id: s.status for s in stored} == {
         claimed[0][1].trace_id: "scored",
         claimed[2][1].trace_id: "scored",
@@ -199,11 +200,11 @@ def test_score_pending_goes_on_after_a_record_vanishes(sessions: sessionmaker[Se
     """The worker keeps scoring after a record it holds is deleted mid-call."""
     records = [record(n, f"{CONTEXT} ({n})") for n in range(4)]
     with sessions.begin() as session:
-        repo.save_records(session, records)
+        store_records.save_records(session, records)
     judge = DeletingJudge(sessions, records[1].trace_id, records[1].answer)
     assert score_pending(sessions, judge, batch=4, concurrency=2) == 3
     with sessions() as session:
-        stored = repo.list_records(session)
+        stored = store_traces.list_records(session)
     assert sorted(s.record.trace_id for s in stored) == sorted(
         r.trace_id for n, r in enumerate(records) if n != 1
     )

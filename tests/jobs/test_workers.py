@@ -19,10 +19,11 @@ from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
 from faithmon.model import Chunk, RagRecord
 from faithmon.store import alerts as store_alerts
 from faithmon.store import engine as store_engine
-from faithmon.store import repo
+from faithmon.store import records as store_records
 from faithmon.store import sentinels as store_sentinels
+from faithmon.store import traces as store_traces
 from faithmon.store.tables import EvaluationRow, RecordRow
-from tests.judge_server import SupportingJudge
+from tests.openai_server import SupportingJudge
 from tests.servers import serve_in_thread
 from tests.timing import days_ago, wait_for
 
@@ -82,7 +83,7 @@ def pg_sessions(postgres_url: str) -> Iterator[sessionmaker[Session]]:
 
 def seed(sessions: sessionmaker[Session], count: int) -> sessionmaker[Session]:
     with sessions.begin() as session:
-        repo.save_records(session, records(count))
+        store_records.save_records(session, records(count))
     return sessions
 
 
@@ -202,7 +203,7 @@ def test_401_blocks_the_judge_configuration_without_a_retry_storm(
         )
     assert server.requests == 1
     with sessions() as session:
-        statuses = repo.counts_by_status(session)
+        statuses = store_records.counts_by_status(session)
         alerts = store_alerts.list_alerts(session)
     assert statuses == {"pending": 50}
     assert [(a.rule, a.state) for a in alerts] == [("judge_blocked", "firing")]
@@ -245,13 +246,13 @@ def test_429_then_200_is_scored_with_the_retry_counted(
     server, url = judge_server
     server.failures = [(429, {"Retry-After": "0"}, {"message": "slow down", "type": "rate"})]
     with sessions.begin() as session:
-        repo.save_records(session, records(1))
+        store_records.save_records(session, records(1))
     judge = OpenAIJudge(
         OpenAIJudgeConfig(model="loopback-judge", base_url=url, api_key="test-key", backoff=0.01)
     )
     assert score_pending(sessions, judge) == 1
     with sessions() as session:
-        [stored] = repo.list_records(session)
+        [stored] = store_traces.list_records(session)
     [evaluation] = stored.evaluations
     assert stored.status == "scored" and evaluation.faithfulness == 1.0
     assert evaluation.usage.retries == 1 and evaluation.usage.calls == 1
@@ -267,7 +268,7 @@ def test_retryable_failure_defers_then_gives_up_as_judge_error(
     server, url = judge_server
     server.failures = [(503, {"Retry-After": "0"}, {"message": "down", "type": "server"})] * 20
     with sessions.begin() as session:
-        repo.save_records(session, records(1))
+        store_records.save_records(session, records(1))
     judge = OpenAIJudge(
         OpenAIJudgeConfig(
             model="loopback-judge", base_url=url, api_key="test-key", backoff=0.01, max_attempts=2
@@ -287,7 +288,7 @@ def test_retryable_failure_defers_then_gives_up_as_judge_error(
         session.execute(RecordRow.__table__.update().values(next_attempt_at=None))
     assert score_pending(sessions, judge, retry=policy, now=lambda: clock[-1]) == 1
     with sessions() as session:
-        [stored] = repo.list_records(session)
+        [stored] = store_traces.list_records(session)
     assert stored.status == "judge_error" and stored.evaluations[0].faithfulness is None
 
 

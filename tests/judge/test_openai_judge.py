@@ -9,7 +9,8 @@ import pytest
 
 from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
 from faithmon.model import Judgement
-from tests.judge.scripted_server import ScriptedServer, Step, reply
+from tests.openai_server import OpenAIServer as ScriptedServer
+from tests.openai_server import Step, reply
 from tests.servers import serve_in_thread
 
 CHUNKS = ["Order A17 shipped on 3 March by courier.", "Refunds take 5 business days."]

@@ -14,7 +14,9 @@ from faithmon.errors import StoreUnavailable
 from faithmon.ingest.storable import storable
 from faithmon.model import Chunk, RagRecord
 from faithmon.store import engine as store_engine
-from faithmon.store import repo, writes
+from faithmon.store import records as store_records
+from faithmon.store import traces as store_traces
+from faithmon.store import writes
 from faithmon.store.tables import RecordRow
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -59,11 +61,11 @@ def test_each_poison_value_is_made_storable(sessions: sessionmaker[Session], poi
     writes.save_records(sessions, [record, make_record(2)], stats)
     assert stats.invalid == 0
     with sessions() as session:
-        listed = {s.record.trace_id: s.record for s in repo.list_records(session, limit=10)}
+        listed = {s.record.trace_id: s.record for s in store_traces.list_records(session, limit=10)}
         rows = session.scalars(select(RecordRow)).all()
     assert len(rows) == 2
     row = next(r for r in rows if r.trace_id == record.trace_id)
-    assert row.status == repo.PENDING
+    assert row.status == store_records.PENDING
     assert row.repairs == list(record.repairs)
     assert listed[record.trace_id].repairs == record.repairs
 
@@ -111,7 +113,7 @@ def test_a_refused_record_is_isolated_and_stored_as_invalid(postgres_url: str) -
     assert invalid.status == writes.INVALID
     assert invalid.question == "" and invalid.chunks == []
     assert invalid.last_error is not None and "DataError" in invalid.last_error
-    assert all(rows[r.trace_id].status == repo.PENDING for r in batch if r is not bad)
+    assert all(rows[r.trace_id].status == store_records.PENDING for r in batch if r is not bad)
     engine.dispose()
 
 
@@ -124,9 +126,9 @@ def test_a_value_the_driver_cannot_encode_is_isolated(sessions: sessionmaker[Ses
     with sessions() as session:
         statuses = {r.trace_id: r.status for r in session.scalars(select(RecordRow))}
     assert statuses == {
-        make_record(0).trace_id: repo.PENDING,
+        make_record(0).trace_id: store_records.PENDING,
         bad.trace_id: writes.INVALID,
-        make_record(2).trace_id: repo.PENDING,
+        make_record(2).trace_id: store_records.PENDING,
     }
 
 

@@ -21,7 +21,9 @@ from faithmon.model import Alert, Chunk, Claim, Judgement, RagRecord, StoredReco
 from faithmon.report import render_report
 from faithmon.report.chart import Band, Marker, render_chart
 from faithmon.store import alerts as store_alerts
-from faithmon.store import repo
+from faithmon.store import evaluations as store_evaluations
+from faithmon.store import records as store_records
+from faithmon.store import traces as store_traces
 from faithmon.store.report import Bucket, ReportData, Series, floor_time, load_report
 
 JUDGE = OfflineJudge().name
@@ -261,14 +263,14 @@ def seed(sessions: sessionmaker[Session]) -> tuple[list[RagRecord], Alert]:
         for i in range(12)
     ]
     with sessions() as session, session.begin():
-        repo.save_records(session, records)
+        store_records.save_records(session, records)
     with sessions() as session, session.begin():
-        ids = {s.record.trace_id: s.id for s in repo.list_records(session, limit=100)}
+        ids = {s.record.trace_id: s.id for s in store_traces.list_records(session, limit=100)}
         for i, record in enumerate(records):
             claims = [Claim(f"Answer {i}.", "supported", chunk=0, quote=f"Answer {i}")]
             if i % 3 == 0:
                 claims.append(Claim(f"Invented fact {i}.", "unsupported"))
-            repo.save_evaluation(
+            store_evaluations.save_evaluation(
                 session, ids[record.trace_id], Judgement(JUDGE, "ok", tuple(claims))
             )
         (alert,) = store_alerts.save_alerts(

@@ -12,7 +12,7 @@ from faithmon.api import metrics as metrics_api
 from faithmon.jobs import score_pending
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord
-from faithmon.store import repo
+from faithmon.store import records as store_records
 from tests.servers import serve_in_thread
 from tests.timing import days_ago
 
@@ -48,7 +48,7 @@ def test_metrics_count_each_segment_once_per_evaluation(sessions: sessionmaker[S
     """Counters, histogram buckets and queue depth match what the worker scored."""
     bad = CONTEXT + " It arrives on 9 March."
     with sessions.begin() as session:
-        repo.save_records(
+        store_records.save_records(
             session,
             [
                 record(0, CONTEXT, "shipping"),
@@ -61,7 +61,7 @@ def test_metrics_count_each_segment_once_per_evaluation(sessions: sessionmaker[S
     assert score_pending(sessions, judge, batch=2, metric_dimensions=("route",)) == 4
     assert score_pending(sessions, judge, metric_dimensions=("route",)) == 0
     with sessions.begin() as session:
-        repo.save_records(session, [record(9, CONTEXT, "billing")])
+        store_records.save_records(session, [record(9, CONTEXT, "billing")])
     samples = scrape(sessions)
     overall = f'judge="{judge.name}",segment="overall"'
     shipping = f'judge="{judge.name}",segment="route",value="shipping"'

@@ -1,0 +1,213 @@
+"""Records and their leases: saving what ingest kept, and the queue the judges work through."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.orm import Session
+
+from ..model import Chunk, Feedback, RagRecord
+from ._dialect import insert_for, skip_locked
+from .tables import FeedbackRow, RecordRow
+
+PENDING = "pending"
+SCORED = "scored"
+NO_CONTEXT = "no_context"
+INCOMPLETE_EVIDENCE = "incomplete_evidence"
+JUDGE_ERROR = "judge_error"
+
+# A record rebuilt from late spans replaces one that no judge has seen yet.
+REPLACEABLE = (PENDING, NO_CONTEXT, INCOMPLETE_EVIDENCE)
+
+
+def initial_status(record: RagRecord) -> str:
+    """Only a record with whole evidence and at least one chunk waits for the judge."""
+    if record.incomplete:
+        return INCOMPLETE_EVIDENCE
+    return PENDING if record.chunks else NO_CONTEXT
+
+
+def _chunk_json(chunk: Chunk) -> dict[str, Any]:
+    return {"id": chunk.id, "text": chunk.text, "score": chunk.score, "metadata": chunk.metadata}
+
+
+def _record_row(record: RagRecord, now: datetime) -> dict[str, Any]:
+    return {
+        "trace_id": record.trace_id,
+        "started_at": record.started_at,
+        "ingested_at": now,
+        "question": record.question,
+        "answer": record.answer,
+        "chunks": [_chunk_json(c) for c in record.chunks],
+        "labels": dict(record.labels),
+        "status": initial_status(record),
+        "sample_reason": record.sample_reason,
+        "retrieved": [_chunk_json(c) for c in record.retrieved] or None,
+        "generation": dict(record.generation) or None,
+        "keep_reason": record.keep,
+        "incomplete_reason": record.incomplete,
+        "convention": record.convention or None,
+        "root_span_id": record.root_span_id or None,
+        "repairs": list(record.repairs) or None,
+    }
+
+
+def _to_chunks(items: list[dict[str, Any]] | None) -> tuple[Chunk, ...]:
+    return tuple(
+        Chunk(
+            position=i,
+            text=c["text"],
+            id=c.get("id"),
+            score=c.get("score"),
+            metadata=c.get("metadata") or {},
+        )
+        for i, c in enumerate(items or ())
+    )
+
+
+def to_record(row: RecordRow) -> RagRecord:
+    return RagRecord(
+        trace_id=row.trace_id,
+        question=row.question,
+        answer=row.answer,
+        chunks=_to_chunks(row.chunks),
+        labels=dict(row.labels),
+        started_at=row.started_at,
+        sample_reason=row.sample_reason,
+        retrieved=_to_chunks(row.retrieved),
+        generation=dict(row.generation or {}),
+        keep=row.keep_reason,
+        incomplete=row.incomplete_reason,
+        convention=row.convention or "",
+        root_span_id=row.root_span_id or "",
+        repairs=tuple(row.repairs or ()),
+    )
+
+
+def save_records(session: Session, records: Sequence[RagRecord]) -> int:
+    """Insert records; returns rows written.
+
+    A trace id already stored is left as it is, except by a record rebuilt
+    from late spans (``late``), which replaces it while it is not yet scored.
+    """
+    if not records:
+        return 0
+    now = datetime.now(UTC)
+    fresh = [_record_row(r, now) for r in records if not r.late]
+    late = [_record_row(r, now) for r in records if r.late]
+    written = 0
+    if fresh:
+        statement = insert_for(session, RecordRow).on_conflict_do_nothing(
+            index_elements=["trace_id"]
+        )
+        written += len(session.execute(statement.returning(RecordRow.id), fresh).all())
+    for row in late:
+        statement = insert_for(session, RecordRow).values(row)
+        replace_columns = {k: statement.excluded[k] for k in row if k not in ("trace_id",)}
+        statement = statement.on_conflict_do_update(
+            index_elements=["trace_id"],
+            set_=replace_columns,
+            where=RecordRow.status.in_(REPLACEABLE),
+        )
+        written += len(session.execute(statement.returning(RecordRow.id)).all())
+    return written
+
+
+def stored_trace_ids(session: Session, trace_ids: Iterable[str]) -> set[str]:
+    """The trace ids among ``trace_ids`` that have a stored record."""
+    wanted = list(trace_ids)
+    found: set[str] = set()
+    for start in range(0, len(wanted), 1000):
+        chunk = wanted[start : start + 1000]
+        found.update(
+            session.scalars(select(RecordRow.trace_id).where(RecordRow.trace_id.in_(chunk)))
+        )
+    return found
+
+
+def save_feedback(session: Session, items: Sequence[Feedback]) -> None:
+    """Store feedback; it may arrive before or after its record."""
+    now = datetime.now(UTC)
+    session.add_all(
+        FeedbackRow(trace_id=f.trace_id, value=f.value, given_at=f.at, received_at=now)
+        for f in items
+    )
+
+
+def counts_by_status(session: Session) -> dict[str, int]:
+    return {
+        status: count
+        for status, count in session.execute(
+            select(RecordRow.status, func.count()).group_by(RecordRow.status)
+        )
+    }
+
+
+def claim_pending(
+    session: Session, owner: str, limit: int, lease_seconds: int
+) -> list[tuple[int, RagRecord]]:
+    """Lease up to ``limit`` pending records for ``owner``; expired leases are reclaimed.
+
+    On PostgreSQL the rows are locked with SKIP LOCKED, so concurrent workers
+    claim disjoint batches. The caller commits.
+    """
+    now = datetime.now(UTC)
+    query = (
+        select(RecordRow)
+        .where(
+            RecordRow.status == PENDING,
+            or_(RecordRow.lease_expires.is_(None), RecordRow.lease_expires < now),
+            or_(RecordRow.next_attempt_at.is_(None), RecordRow.next_attempt_at <= now),
+        )
+        .order_by(RecordRow.id)
+        .limit(limit)
+    )
+    rows = list(session.scalars(skip_locked(session, query)))
+    if not rows:
+        return []
+    session.execute(
+        update(RecordRow)
+        .where(RecordRow.id.in_([r.id for r in rows]))
+        .values(lease_owner=owner, lease_expires=now + timedelta(seconds=lease_seconds))
+    )
+    return [(row.id, to_record(row)) for row in rows]
+
+
+def attempts_of(session: Session, record_ids: Sequence[int]) -> dict[int, tuple[int, datetime]]:
+    """record id → (judge attempts deferred so far, when the record was ingested)."""
+    rows = session.execute(
+        select(RecordRow.id, RecordRow.attempts, RecordRow.ingested_at).where(
+            RecordRow.id.in_(record_ids)
+        )
+    )
+    return {row.id: (row.attempts or 0, row.ingested_at) for row in rows}
+
+
+def defer(
+    session: Session, record_id: int, attempts: int, next_attempt_at: datetime, error: str
+) -> None:
+    """Put a record back in the queue, to be tried again no sooner than ``next_attempt_at``."""
+    session.execute(
+        update(RecordRow)
+        .where(RecordRow.id == record_id)
+        .values(
+            attempts=attempts,
+            next_attempt_at=next_attempt_at,
+            last_error=error[:2000],
+            lease_owner=None,
+            lease_expires=None,
+        )
+    )
+
+
+def release(session: Session, record_ids: Sequence[int]) -> None:
+    """Give leased records back untouched (their judge configuration was blocked)."""
+    if record_ids:
+        session.execute(
+            update(RecordRow)
+            .where(RecordRow.id.in_(record_ids))
+            .values(lease_owner=None, lease_expires=None)
+        )
