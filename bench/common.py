@@ -1,17 +1,20 @@
-"""What the benchmark scripts share: figures, alternating runs, the table, the baseline app.
+"""What the benchmark scripts share: figures, alternating runs, tables, results, PostgreSQL.
 
-Imported by ``bench/run.py`` and ``bench/ingest.py``, which Python runs with
-``bench/`` on the path, so a plain ``import common`` finds this file.
+Python runs each script with ``bench/`` on the path, so a plain ``import common``
+finds this file (and ``import peers.presidio`` the peers' harnesses).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import statistics
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 PROTOBUF = "application/x-protobuf"
 # A fixed key: the bench measures scrubbing, it protects nothing.
 SCRUB_KEY = "faithmon-bench-scrub-key"
+DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,24 @@ def ratio(value: float) -> str:
     return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
 
 
+def columns(
+    titles: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] | None = None
+) -> list[str]:
+    """``rows`` under ``titles`` and a line of dashes, padded to columns.
+
+    ``right`` says which columns align right; by default every one but the first.
+    """
+    aligned = right if right is not None else [i > 0 for i in range(len(titles))]
+    widths = [max(len(t), *(len(r[i]) for r in rows)) for i, t in enumerate(titles)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, aligned, strict=True)
+        ).rstrip()
+
+    return [line(titles), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
 def render(figures: Sequence[Figure], header: str, notes: Sequence[str] = ()) -> str:
     """The figures as a plain-text table under ``header``, with ``notes`` below it."""
     rows = [
@@ -111,16 +133,7 @@ def render(figures: Sequence[Figure], header: str, notes: Sequence[str] = ()) ->
         for f in figures
     ]
     titles = ("figure", "value", "baseline", "baseline value", "ratio")
-    widths = [max(len(t), *(len(r[i]) for r in rows)) for i, t in enumerate(titles)]
-    right = (False, True, False, True, True)
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
-        ).rstrip()
-
-    out = [header, "", line(titles), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
+    out = [header, "", *columns(titles, rows, (False, True, False, True, True))]
     if notes:
         out.append("")
         out += notes
@@ -168,7 +181,29 @@ def relative(path: Path) -> str:
         return str(path)
 
 
-# PostgreSQL: a fresh database per run on the given server (ingest and workers benches).
+# Results: one JSON file per bench under bench/results/ (git-ignored).
+
+
+def run_facts(mode: str, seconds: float) -> dict[str, Any]:
+    """The head of a results file: when, how big a run, on what."""
+    return {
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "mode": mode,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": cpus(),
+        "seconds": seconds,
+    }
+
+
+def write_results(path: Path, report: dict[str, Any]) -> None:
+    """Write ``report`` as indented JSON to ``path`` and say where."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nwrote {relative(path)}")
+
+
+# PostgreSQL: a fresh database per run on the given server (ingest, workers, durability).
 
 
 def postgres_admin(url: str) -> tuple[Engine | None, str]:

@@ -6,7 +6,7 @@ Run from the repository root::
     python bench/fuzz.py --quick   # 1,000 cases (at most 2 min), 5 s of overload
 
 The server is ``faithmon serve`` minus the store: ``create_app`` under
-``serving.serve`` (the same uvicorn settings and draining shutdown) in its own
+``api.server.serve`` (the same uvicorn settings and draining shutdown) in its own
 process on 127.0.0.1, with a Pipeline whose save() counts records and keeps
 nothing, so memory shows what the receiver and the buffer hold.
 
@@ -30,9 +30,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import http.client
-import json
-import os
 import platform
 import socket
 import sys
@@ -41,14 +38,14 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from common import PROTOBUF, RESULTS_DIR, cpus, relative
+from common import PROTOBUF, RESULTS_DIR, cpus, run_facts, write_results
+from fuzz_overload import OVERLOAD_CAP_MB, run_overload
+from fuzz_server import SERVER, server_env, server_stats, status_of, trace_body
 from hypothesis import HealthCheck, Phase, given, settings
-from ingest import Server, free_port, serve
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from loopback import free_port, serve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.ingest.otlp_cases import EXPECTED, Case, cases
@@ -56,43 +53,6 @@ from tests.ingest.otlp_cases import EXPECTED, Case, cases
 RESULTS = RESULTS_DIR / "fuzz.json"
 # Room for the 4 MB named case; generated cases stay mostly under 1 MB.
 FUZZ_BODY_BYTES = 8 * 1024 * 1024
-OVERLOAD_CAP_MB = 64
-CHUNK_BYTES = 400_000
-CHUNKS = 10
-MARKER = b"\xab" * 16  # the trace id of the template trace, replaced per request
-
-SERVER = """
-import json, os, sys, threading, time
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-from faithmon import serving
-from faithmon.ingest.http import create_app
-from faithmon.ingest.pipeline import Pipeline
-from faithmon.ingest.sampler import KeepAll
-from faithmon.ingest.scrub import identity
-
-saved = [0]
-def save(records):  # counts and keeps nothing, as a store would not keep them in memory
-    saved[0] += len(records)
-
-max_mb = int(os.environ.get("FAITHMON_MAX_BUFFER_MB", "512"))
-pipeline = Pipeline(save, sampler=KeepAll(), scrubber=identity, max_bytes=max_mb * 1024 * 1024)
-peak = [0]
-def watch():  # the bench reads the buffer's own count: a private, read only
-    while True:
-        peak[0] = max(peak[0], pipeline._assembler.bytes_in_flight)
-        time.sleep(0.02)
-threading.Thread(target=watch, daemon=True).start()
-
-async def stats(request):
-    return JSONResponse({"saved": saved[0], "peak_bytes_in_flight": peak[0],
-                         "bytes_in_flight": pipeline._assembler.bytes_in_flight,
-                         "trims": pipeline.memory.trims, "stats": dict(pipeline.stats)})
-
-app = create_app(pipeline, int(sys.argv[2]), run_pipeline=True,
-                 extra_routes=[Route("/bench/stats", stats)])
-serving.serve(app, "127.0.0.1", int(sys.argv[1]), pipeline)
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,24 +64,6 @@ class Sizes:
 
 FULL = Sizes(cases=10_000, fuzz_seconds=900, overload_seconds=20)
 QUICK = Sizes(cases=1_000, fuzz_seconds=120, overload_seconds=5)
-
-
-def _rss_mib(pid: int, field_name: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
-        if line.startswith(field_name + ":"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no {field_name} in /proc/{pid}/status")
-
-
-def _request(port: int, method: str, path: str, body: bytes = b"", **headers: str) -> int:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        connection.request(method, path, body=body, headers=headers)
-        response = connection.getresponse()
-        response.read()
-        return response.status
-    finally:
-        connection.close()
 
 
 @dataclass(slots=True)
@@ -138,7 +80,7 @@ class HealthWatch:
         while not self._stop.wait(0.1):
             started = time.perf_counter()
             try:
-                status = _request(self.port, "GET", "/healthz")
+                status = status_of(self.port, "GET", "/healthz")
             except OSError as exc:
                 self.failures[type(exc).__name__] += 1
                 continue
@@ -188,7 +130,7 @@ def fuzz(port: int, sizes: Sizes, tally: Tally) -> int:
             raise _Enough
         started = time.perf_counter()
         try:
-            answer = str(_request(port, "POST", "/v1/traces", case.body, **case.headers))
+            answer = str(status_of(port, "POST", "/v1/traces", case.body, **case.headers))
         except OSError as exc:  # a reset or a timeout is a finding, not a crash of the bench
             answer = type(exc).__name__
         tally.add(case.label.split("+")[0], answer, time.perf_counter() - started)
@@ -229,7 +171,7 @@ def named_cases(port: int, tally: Tally) -> list[dict[str, Any]]:
     ):
         content_type = PROTOBUF if "gzip" in kind else "application/json"
         started = time.perf_counter()
-        answer = _request(
+        answer = status_of(
             port, "POST", "/v1/traces", body, **{"Content-Type": content_type}, **headers
         )
         seconds = time.perf_counter() - started
@@ -252,16 +194,11 @@ def named_cases(port: int, tally: Tally) -> list[dict[str, Any]]:
     return timed
 
 
-def _server_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FAITHMON_")}
-    return {**env, **extra}
-
-
 def run_fuzz(sizes: Sizes, workdir: Path) -> dict[str, Any]:
     port = free_port()
     command = [sys.executable, "-c", SERVER, str(port), str(FUZZ_BODY_BYTES)]
     tally = Tally()
-    with serve("fuzz server", command, _server_env(), port, workdir / "fuzz.log") as server:
+    with serve("fuzz server", command, server_env(), port, workdir / "fuzz.log") as server:
         watch = HealthWatch(port)
         watcher = threading.Thread(target=watch.run, daemon=True)
         watcher.start()
@@ -272,16 +209,16 @@ def run_fuzz(sizes: Sizes, workdir: Path) -> dict[str, Any]:
         watch.stop()
         watcher.join()
         after = {
-            "healthz": _request(port, "GET", "/healthz"),
-            "valid_export": _request(
+            "healthz": status_of(port, "GET", "/healthz"),
+            "valid_export": status_of(
                 port,
                 "POST",
                 "/v1/traces",
-                _trace_body(b"\x01" * 16, 1000),
+                trace_body(b"\x01" * 16, 1000),
                 **{"Content-Type": PROTOBUF},
             ),
         }
-        stats = _stats(server)
+        stats = server_stats(server)
         peak = server.peak_rss_mib()
     return {
         "cases": count,
@@ -300,108 +237,6 @@ def run_fuzz(sizes: Sizes, workdir: Path) -> dict[str, Any]:
     }
 
 
-def _stats(server: Server) -> dict[str, Any]:
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-    try:
-        connection.request("GET", "/bench/stats")
-        result: dict[str, Any] = json.loads(connection.getresponse().read())
-        return result
-    finally:
-        connection.close()
-
-
-def _trace_body(trace_id: bytes, chunk_bytes: int) -> bytes:
-    """One RAG trace (root + retriever) as OpenInference writes it, CHUNKS chunks."""
-    request = ExportTraceServiceRequest()
-    spans = request.resource_spans.add()
-    spans.resource.attributes.add(key="service.name").value.string_value = "fuzz-bench"
-    scope = spans.scope_spans.add()
-    root = scope.spans.add(trace_id=trace_id, span_id=b"\x00" * 7 + b"\x01", name="rag.request")
-    retrieve = scope.spans.add(
-        trace_id=trace_id,
-        span_id=b"\x00" * 7 + b"\x02",
-        parent_span_id=root.span_id,
-        name="retrieve",
-    )
-    for span, kind in ((root, "CHAIN"), (retrieve, "RETRIEVER")):
-        span.start_time_unix_nano, span.end_time_unix_nano = 1, 2
-        span.attributes.add(key="openinference.span.kind").value.string_value = kind
-    root.attributes.add(key="input.value").value.string_value = "Where is order A17?"
-    root.attributes.add(key="output.value").value.string_value = "It shipped."
-    for i in range(CHUNKS):
-        key = f"retrieval.documents.{i}.document.content"
-        text = (f"Chunk {i} of the order history. " * (chunk_bytes // 30 + 1))[:chunk_bytes]
-        retrieve.attributes.add(key=key).value.string_value = text
-    body: bytes = request.SerializeToString()
-    return body
-
-
-def run_overload(sizes: Sizes, workdir: Path) -> dict[str, Any]:
-    port = free_port()
-    command = [sys.executable, "-c", SERVER, str(port), str(64 * 1024 * 1024)]
-    env = _server_env(FAITHMON_MAX_BUFFER_MB=str(OVERLOAD_CAP_MB))
-    template = _trace_body(MARKER, CHUNK_BYTES)
-    answers: Counter[str] = Counter()
-    accepted_bytes = [0]
-    lock = threading.Lock()
-    with serve("overload server", command, env, port, workdir / "overload.log") as server:
-        idle = _rss_mib(server.process.pid, "VmRSS")
-        stop = time.monotonic() + sizes.overload_seconds
-
-        def client(seed: int) -> None:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            n = 0
-            while time.monotonic() < stop:
-                n += 1
-                body = template.replace(MARKER, seed.to_bytes(8, "big") + n.to_bytes(8, "big"))
-                try:
-                    connection.request(
-                        "POST", "/v1/traces", body=body, headers={"Content-Type": PROTOBUF}
-                    )
-                    response = connection.getresponse()
-                    response.read()
-                    answer = str(response.status)
-                except OSError as exc:
-                    connection.close()
-                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-                    answer = type(exc).__name__
-                with lock:
-                    answers[answer] += 1
-                    if answer == "200":
-                        accepted_bytes[0] += len(body)
-                if answer != "200":
-                    time.sleep(0.05)
-            connection.close()
-
-        threads = [threading.Thread(target=client, args=(seed,)) for seed in (1, 2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        healthz_after = _request(port, "GET", "/healthz")
-        # Drained: traces kept for late spans age out; then the RSS a quiet receiver keeps.
-        deadline = time.monotonic() + 60
-        while _stats(server)["bytes_in_flight"] and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(1)  # one more pipeline tick, which trims after the drain
-        stats = _stats(server)
-        drained = _rss_mib(server.process.pid, "VmRSS")
-        peak = server.peak_rss_mib()
-    return {
-        "seconds": sizes.overload_seconds,
-        "cap_mib": OVERLOAD_CAP_MB,
-        "body_mb": len(template) / 1e6,
-        "answers": dict(answers),
-        "accepted_mb": accepted_bytes[0] / 1e6,
-        "idle_rss_mib": idle,
-        "peak_rss_mib": peak,
-        "drained_rss_mib": drained,
-        "peak_bytes_in_flight_mib": stats["peak_bytes_in_flight"] / 1024 / 1024,
-        "healthz_after": healthz_after,
-        "server_stats": stats,
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="1,000 cases, 5 s of overload")
@@ -412,23 +247,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fuzz: up to {sizes.cases:,} cases or {sizes.fuzz_seconds:.0f}s", file=sys.stderr)
     fuzzed = run_fuzz(sizes, workdir)
     print(f"overload: {sizes.overload_seconds:.0f}s at a {OVERLOAD_CAP_MB} MB cap", file=sys.stderr)
-    overload = run_overload(sizes, workdir)
+    overload = run_overload(sizes.overload_seconds, workdir)
     elapsed = time.perf_counter() - started
 
     print(render_report(fuzzed, overload, args.quick, elapsed))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
     report = {
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "mode": "quick" if args.quick else "full",
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": cpus(),
-        "seconds": elapsed,
+        **run_facts("quick" if args.quick else "full", elapsed),
         "fuzz": fuzzed,
         "overload": overload,
     }
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"\nwrote {relative(RESULTS)}")
+    write_results(RESULTS, report)
     return 1 if fuzzed["unexpected"] else 0
 
 

@@ -31,65 +31,32 @@ Traffic goes to 127.0.0.1 only. Results are also written to
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
-import os
 import platform
-import random
 import shutil
-import signal
-import socket
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import (
-    PROTOBUF,
+    DEFAULT_POSTGRES,
     RESULTS_DIR,
-    SCRUB_KEY,
     Figure,
-    by_trace,
     cpus,
-    encode_bodies,
     number,
     postgres_admin,
     postgres_database,
-    relative,
     render,
+    run_facts,
+    write_results,
 )
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from sqlalchemy import Engine, create_engine, text
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import NullPool
-
-import faithmon_instrumentation as fm
+from ingest_payload import CHUNKS, TRACES_PER_REQUEST, Payload, make_payload
+from ingest_runs import QUIET_SECONDS, Run, run_bare, run_faithmon
+from peers import arize_phoenix
 
 RESULTS = RESULTS_DIR / "ingest.json"
-SERVICE = "northwind-help"
-SEED = 11
-TRACES_PER_REQUEST = 100
-SPANS_PER_TRACE = 3
-CHUNKS = 10
-CHUNK_BYTES = 1024
-# Share of chunks that hold an e-mail address or a phone number.
-PII_SHARE = 0.3
-QUIET_SECONDS = "0.2"
-DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-DEFAULT_PHOENIX = Path("/tmp/phoenix-venv/bin/phoenix")
-# Seconds to wait, after the last POST, for every record to be stored.
-STORE_DEADLINE = 300.0
-START_DEADLINE = 120.0
-POLL_SECONDS = 0.02
-# Retry-After when a 503 does not say (Phoenix's does not).
-DEFAULT_RETRY_AFTER = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,490 +69,6 @@ class Sizes:
 
 QUICK = Sizes(requests=5, repetitions=1, phoenix_repetitions=1)
 FULL = Sizes(requests=30, repetitions=3, phoenix_repetitions=1)
-
-
-# Payloads: varied help-centre text, written by the shim.
-
-_FIRST = "anna ben chloe david emma felix grace hugo iris jonas karen liam mia noah".split()
-_LAST = "schmidt martin rossi novak jansen silva keller dubois berg costa weber ward".split()
-_DOMAINS = ("northwind.example", "acme.example", "mail.example.org", "globex.example.com")
-_CITIES = "Lisbon Hamburg Lyon Turin Gdansk Utrecht Leeds Porto Graz Malmo Bilbao Cork".split()
-_PRODUCTS = (
-    "standing desk",
-    "noise-cancelling headset",
-    "espresso grinder",
-    "trail backpack",
-    "USB-C dock",
-    "linen duvet cover",
-    "cast-iron skillet",
-    "e-reader",
-    "office chair",
-    "rain jacket",
-)
-_SECTIONS = ("billing", "shipping", "returns", "account", "warranty")
-_TENANTS = ("acme", "globex", "initech", "umbrella", "hooli")
-_MODELS = ("northwind-llm-1.0", "northwind-llm-1.1")
-
-_SENTENCES: dict[str, tuple[str, ...]] = {
-    "billing": (
-        "Invoices for order {order} are issued on the {day} business day of the month.",
-        "The Team plan costs {amount} euros per user per month, billed in {city}.",
-        "Annual billing saves {percent} percent against paying month by month.",
-        "Failed card payments are retried after {days} days, then the account is paused.",
-        "A refund of {amount} euros reaches the original payment method within {days} days.",
-        "VAT is shown on every invoice; customers in {city} see it in local currency.",
-        "Credit notes for the {product} are listed on the Billing page under Adjustments.",
-    ),
-    "shipping": (
-        "Standard shipping to {city} takes {days} to {days2} business days.",
-        "Express orders placed before {hour}:00 leave the warehouse the same day.",
-        "Every parcel gets a tracking number once it leaves the {city} warehouse.",
-        "Orders over {amount} euros ship for free; smaller ones pay a flat fee.",
-        "Bulky items such as the {product} travel by freight and need a delivery slot.",
-        "Tracking updates for order {order} appear within {hours} hours of dispatch.",
-        "Parcels that cannot be delivered wait {days} days at the local depot in {city}.",
-    ),
-    "returns": (
-        "Items can be returned within {days} days of delivery if unused.",
-        "Return labels are free for customers in {city} and most of the EU.",
-        "The warehouse inspects returned items within {days} business days.",
-        "Refunds for the {product} are issued once inspection is complete.",
-        "Sale items can be exchanged but not refunded; gift cards cannot be returned.",
-        "Return order {order} by dropping the parcel at any post office.",
-        "A restocking fee of {percent} percent applies to opened electronics.",
-    ),
-    "account": (
-        "Two-factor authentication can be turned on from the Security tab.",
-        "Team owners can invite up to {count} members on the Team plan.",
-        "Password reset links expire after {hours} hours for your safety.",
-        "Accounts inactive for {days} months are archived but not deleted.",
-        "The audit log keeps {count} days of sign-in history for each workspace.",
-        "Single sign-on is available for workspaces based in {city} and elsewhere.",
-    ),
-    "warranty": (
-        "The {product} carries a {count}-month warranty from the delivery date.",
-        "Warranty claims need the order number, such as {order}, and a photo.",
-        "Repairs are handled by our service partner in {city} within {days} days.",
-        "Accidental damage to the {product} is not covered by the standard warranty.",
-        "Extended cover adds {count} months for {amount} euros.",
-    ),
-}
-
-_QUESTIONS = (
-    "How long does a refund for order {order} take?",
-    "When will my {product} arrive in {city}?",
-    "Can I return the {product} after {days} days?",
-    "Why was my card charged {amount} euros twice?",
-    "How do I add {count} people to my team?",
-    "Is the {product} still under warranty?",
-    "Where is my parcel for order {order}?",
-    "What does express shipping to {city} cost?",
-)
-
-
-def _fill(template: str, rng: random.Random) -> str:
-    days = rng.randint(2, 30)
-    return template.format(
-        order=f"NW-{rng.randint(100000, 999999)}",
-        day=rng.choice(("first", "second", "third", "last")),
-        amount=f"{rng.randint(5, 900)}.{rng.randint(0, 99):02d}",
-        percent=rng.randint(5, 25),
-        days=days,
-        days2=days + rng.randint(1, 4),
-        hours=rng.randint(2, 72),
-        hour=rng.randint(10, 16),
-        count=rng.randint(3, 50),
-        city=rng.choice(_CITIES),
-        product=rng.choice(_PRODUCTS),
-    )
-
-
-def _email(rng: random.Random) -> str:
-    return f"{rng.choice(_FIRST)}.{rng.choice(_LAST)}{rng.randint(1, 99)}@{rng.choice(_DOMAINS)}"
-
-
-def _phone(rng: random.Random) -> str:
-    return rng.choice(
-        (
-            f"+44 20 7946 0{rng.randint(100, 999)}",
-            f"(415) 555-01{rng.randint(10, 99)}",
-            f"+1 646 555 {rng.randint(1000, 9999)}",
-            f"+33 1 42 68 {rng.randint(10, 99)} {rng.randint(10, 99)}",
-        )
-    )
-
-
-_CONTACT_EMAIL = "Questions about this go to"
-_CONTACT_PHONE = "For urgent cases call"
-
-
-def _contact(rng: random.Random) -> str:
-    if rng.random() < 0.5:
-        return f"{_CONTACT_EMAIL} {_email(rng)}, answered within one business day."
-    return f"{_CONTACT_PHONE} {_phone(rng)} between 8:00 and 18:00 on weekdays."
-
-
-def _chunk_text(section: str, rng: random.Random) -> str:
-    sentences = [_fill(rng.choice(_SENTENCES[section]), rng) for _ in range(3)]
-    if rng.random() < PII_SHARE:
-        sentences.insert(rng.randint(0, len(sentences)), _contact(rng))
-    body = " ".join(sentences)
-    while len(body) < CHUNK_BYTES - 60:
-        other = rng.choice(_SECTIONS)
-        body += " " + _fill(rng.choice(_SENTENCES[other]), rng)
-    return body
-
-
-@dataclass(frozen=True, slots=True)
-class Trace:
-    question: str
-    route: str
-    tenant: str
-    chunks: list[dict[str, object]]
-    answer: str
-    model: str
-
-
-def _trace(rng: random.Random) -> Trace:
-    route = rng.choice(_SECTIONS)
-    question = _fill(rng.choice(_QUESTIONS), rng)
-    if rng.random() < 0.1:
-        question += f" My e-mail is {_email(rng)}."
-    chunks: list[dict[str, object]] = [
-        {
-            "id": f"kb-{route}-{rng.randint(1, 5000)}",
-            "text": _chunk_text(route if i < 6 else rng.choice(_SECTIONS), rng),
-            "score": round(0.95 - i * 0.05 - rng.random() * 0.02, 4),
-            "metadata": {"source": f"help-centre/{route}", "updated": f"2026-{i % 12 + 1:02d}"},
-        }
-        for i in range(CHUNKS)
-    ]
-    top = str(chunks[0]["text"]).split(". ")
-    answer = ". ".join(top[: rng.randint(1, 3)]).rstrip(".") + "."
-    return Trace(question, route, rng.choice(_TENANTS), chunks, answer, rng.choice(_MODELS))
-
-
-@dataclass(frozen=True, slots=True)
-class Payload:
-    bodies: list[bytes]
-    traces: int
-    spans: int
-    chunk_bytes: float
-    pii_chunks: int
-
-    @property
-    def body_bytes(self) -> int:
-        return sum(len(b) for b in self.bodies)
-
-
-def make_payload(requests: int) -> Payload:
-    """``requests`` OTLP bodies of TRACES_PER_REQUEST shim traces each."""
-    rng = random.Random(SEED)
-    traces = [_trace(rng) for _ in range(requests * TRACES_PER_REQUEST)]
-    exporter = InMemorySpanExporter()
-    fm.setup(service_name=SERVICE, processors=[SimpleSpanProcessor(exporter)], export=False)
-    try:
-        for t in traces:
-            with fm.rag_span(t.question, route=t.route, tenant=t.tenant) as rag:
-                rag.record_retrieval(t.chunks, retriever="bench-kb", retriever_version="v3")
-                rag.record_answer(t.answer, model=t.model, temperature=0.2)
-    finally:
-        fm.shutdown()
-    spans = exporter.get_finished_spans()
-    grouped = by_trace(spans)
-    if len(grouped) != len(traces) or len(spans) != len(traces) * SPANS_PER_TRACE:
-        raise RuntimeError(
-            f"expected {len(traces)} traces, got {len(grouped)} ({len(spans)} spans)"
-        )
-    texts = [str(c["text"]) for t in traces for c in t.chunks]
-    return Payload(
-        bodies=encode_bodies(grouped, TRACES_PER_REQUEST),
-        traces=len(traces),
-        spans=len(spans),
-        chunk_bytes=statistics.mean(len(s.encode()) for s in texts),
-        pii_chunks=sum(_CONTACT_EMAIL in s or _CONTACT_PHONE in s for s in texts),
-    )
-
-
-# Servers: separate processes on 127.0.0.1, started and stopped by pid.
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _status(port: int, path: str) -> int | None:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        response.read()
-        return response.status
-    except OSError:
-        return None
-    finally:
-        connection.close()
-
-
-@dataclass(slots=True)
-class Server:
-    """A server process: its pid, port and log, and its peak RSS once measured."""
-
-    name: str
-    process: subprocess.Popen[bytes]
-    port: int
-    log: Path
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            content = self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(content.splitlines()[-lines:])
-
-    def peak_rss_mib(self) -> float:
-        """VmHWM of the process, in MiB (Linux)."""
-        status = Path(f"/proc/{self.process.pid}/status").read_text(encoding="utf-8")
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError(f"no VmHWM in /proc/{self.process.pid}/status")
-
-    def fail(self, message: str) -> RuntimeError:
-        return RuntimeError(f"{self.name}: {message}\n--- log tail ---\n{self.log_tail()}")
-
-
-@contextmanager
-def serve(
-    name: str,
-    command: Sequence[str],
-    env: Mapping[str, str],
-    port: int,
-    log: Path,
-    ready_path: str = "/healthz",
-    cwd: Path | None = None,
-) -> Iterator[Server]:
-    """Start ``command``, wait until GET ``ready_path`` answers 200, stop it by its pid."""
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            list(command), env=dict(env), stdout=out, stderr=subprocess.STDOUT, cwd=cwd
-        )
-    server = Server(name, process, port, log)
-    try:
-        deadline = time.monotonic() + START_DEADLINE
-        while _status(port, ready_path) != 200:
-            if not server.alive():
-                raise server.fail(f"exited with {process.returncode} before it was ready")
-            if time.monotonic() > deadline:
-                raise server.fail(f"not ready after {START_DEADLINE:.0f}s")
-            time.sleep(0.05)
-        yield server
-    finally:
-        if server.alive():
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-@dataclass(slots=True)
-class Posted:
-    seconds: float
-    retries_503: int = 0
-
-
-def post_all(port: int, bodies: Sequence[bytes]) -> Posted:
-    """POST every body on one keep-alive connection; waits and retries on 503 + Retry-After."""
-    retries = 0
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    started = time.perf_counter()
-    try:
-        for body in bodies:
-            while True:
-                connection.request(
-                    "POST", "/v1/traces", body=body, headers={"Content-Type": PROTOBUF}
-                )
-                response = connection.getresponse()
-                response.read()
-                if response.status == 200:
-                    break
-                if response.status != 503:
-                    raise RuntimeError(f"POST /v1/traces answered {response.status}")
-                retries += 1
-                retry_after = response.getheader("Retry-After")
-                try:
-                    time.sleep(float(retry_after) if retry_after else DEFAULT_RETRY_AFTER)
-                except ValueError:  # an HTTP date: not sent by these servers
-                    time.sleep(DEFAULT_RETRY_AFTER)
-                # Retry-After outlasts the server's keep-alive: its idle close is expected.
-                connection.close()
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        return Posted(time.perf_counter() - started, retries)
-    finally:
-        connection.close()
-
-
-def _count(engine: Engine, table: str) -> int:
-    try:
-        with engine.connect() as connection:
-            return int(connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
-    except SQLAlchemyError:
-        return -1  # not created yet, or locked for a moment
-
-
-def wait_stored(server: Server, engine: Engine, table: str, expected: int) -> float:
-    """Poll until ``table`` holds ``expected`` rows; returns ``time.perf_counter()`` then."""
-    deadline = time.monotonic() + STORE_DEADLINE
-    while True:
-        count = _count(engine, table)
-        if count >= expected:
-            if count > expected:
-                raise server.fail(f"{table} holds {count} rows, expected {expected}")
-            return time.perf_counter()
-        if not server.alive():
-            raise server.fail(f"exited with {server.process.returncode}; {count} {table} stored")
-        if time.monotonic() > deadline:
-            raise server.fail(f"{count} of {expected} {table} stored after {STORE_DEADLINE:.0f}s")
-        time.sleep(POLL_SECONDS)
-
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    """One measured run: end-to-end seconds, POST seconds, peak RSS, 503s seen."""
-
-    seconds: float
-    post_seconds: float
-    peak_rss_mib: float
-    retries_503: int
-    # faithmon only: records stored with a status other than pending (evicted, say).
-    not_pending: int = 0
-
-    def as_json(self) -> dict[str, float]:
-        return {
-            "seconds": self.seconds,
-            "post_seconds": self.post_seconds,
-            "peak_rss_mib": self.peak_rss_mib,
-            "retries_503": self.retries_503,
-            "not_pending": self.not_pending,
-        }
-
-
-def _measure(server: Server, payload: Payload, engine: Engine | None, table: str) -> Run:
-    """POST the payload; the clock stops when ``table`` holds every item (or at the last 200)."""
-    started = time.perf_counter()
-    posted = post_all(server.port, payload.bodies)
-    if engine is None:
-        seconds = posted.seconds
-    else:
-        expected = payload.traces if table == "records" else payload.spans
-        seconds = wait_stored(server, engine, table, expected) - started
-    return Run(seconds, posted.seconds, server.peak_rss_mib(), posted.retries_503)
-
-
-def _clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without FAITHMON_* and PHOENIX_*, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FAITHMON_", "PHOENIX_"))}
-    env.update(extra)
-    return env
-
-
-def run_faithmon(payload: Payload, database_url: str, workdir: Path, tag: str) -> Run:
-    env = _clean_env(
-        FAITHMON_DATABASE_URL=database_url,
-        FAITHMON_SCRUB_KEY=SCRUB_KEY,
-        FAITHMON_ASSEMBLY_QUIET_SECONDS=QUIET_SECONDS,
-        FAITHMON_LOG_LEVEL="WARNING",
-    )
-    faithmon = [sys.executable, "-m", "faithmon"]
-    upgrade = subprocess.run(
-        [*faithmon, "db", "upgrade"], env=env, capture_output=True, text=True, check=False
-    )
-    if upgrade.returncode != 0:
-        raise RuntimeError(f"faithmon db upgrade failed:\n{upgrade.stdout}{upgrade.stderr}")
-    port = free_port()
-    command = [*faithmon, "serve", "--port", str(port), "--grpc-port", "0"]
-    engine = create_engine(database_url, poolclass=NullPool)
-    try:
-        with serve(f"faithmon serve ({tag})", command, env, port, workdir / f"{tag}.log") as server:
-            run = _measure(server, payload, engine, "records")
-        # Every trace is whole, so every record should wait for the judge; an evicted
-        # trace (too many in flight) would be stored as incomplete_evidence instead.
-        with engine.connect() as connection:
-            query = "SELECT count(*) FROM records WHERE status <> 'pending'"
-            not_pending = int(connection.execute(text(query)).scalar_one())
-        return replace(run, not_pending=not_pending)
-    finally:
-        engine.dispose()
-
-
-BARE_SERVER = """
-import sys
-
-import uvicorn
-from starlette.applications import Starlette
-from starlette.responses import Response
-from starlette.routing import Route
-
-
-async def accept(request):
-    await request.body()
-    return Response(b"", media_type="application/x-protobuf")
-
-
-async def healthz(request):
-    return Response(b"ok")
-
-
-app = Starlette(
-    routes=[Route("/v1/traces", accept, methods=["POST"]), Route("/healthz", healthz)]
-)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
-"""
-
-
-def run_bare(payload: Payload, workdir: Path) -> Run:
-    """The baseline: a Starlette app under uvicorn, in its own process, that reads and answers."""
-    port = free_port()
-    env = _clean_env()
-    command = [sys.executable, "-c", BARE_SERVER, str(port)]
-    with serve("bare Starlette", command, env, port, workdir / "bare.log") as server:
-        return _measure(server, payload, None, "")
-
-
-def run_phoenix(payload: Payload, phoenix: Path, workdir: Path, tag: str) -> Run:
-    home = workdir / tag
-    home.mkdir()
-    port = free_port()
-    env = _clean_env(
-        PHOENIX_WORKING_DIR=str(home),
-        PHOENIX_HOST="127.0.0.1",
-        PHOENIX_PORT=str(port),
-        PHOENIX_GRPC_PORT=str(free_port()),
-        PHOENIX_TELEMETRY_ENABLED="false",
-        PHOENIX_LOGGING_LEVEL="warning",
-        PHOENIX_DB_LOGGING_LEVEL="warning",
-    )
-    engine = create_engine(f"sqlite:///{home / 'phoenix.db'}", poolclass=NullPool)
-    try:
-        with serve(
-            f"phoenix serve ({tag})",
-            [str(phoenix), "serve"],
-            env,
-            port,
-            home / "serve.log",
-            cwd=home,
-        ) as server:
-            return _measure(server, payload, engine, "spans")
-    finally:
-        engine.dispose()
 
 
 # The benchmark.
@@ -696,28 +179,6 @@ def figures(results: Results, payload: Payload) -> list[Figure]:
     return out
 
 
-def _phoenix_path(option: str | None) -> tuple[Path | None, str]:
-    if option == "":
-        return None, "--phoenix '' given"
-    path = Path(option) if option else DEFAULT_PHOENIX
-    if path.is_file() and os.access(path, os.X_OK):
-        return path, ""
-    if option:
-        raise SystemExit(f"--phoenix {option}: not an executable file")
-    return None, f"{DEFAULT_PHOENIX} not found (pip install arize-phoenix into /tmp/phoenix-venv)"
-
-
-def _phoenix_version(phoenix: Path) -> str:
-    python = phoenix.parent / "python"
-    probe = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print(m.version('arize-phoenix'))"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return probe.stdout.strip() or "unknown"
-
-
 def _logged(label: str, run: Run, items: int) -> Run:
     print(
         f"  {label}: {items / run.seconds:,.0f} traces/s ({run.seconds:.2f}s, "
@@ -741,8 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--phoenix",
         default=None,
-        help=f"path of arize-phoenix's `phoenix` command (default: {DEFAULT_PHOENIX} if it "
-        "exists; '' skips Phoenix)",
+        help="path of arize-phoenix's `phoenix` command (default: "
+        f"{arize_phoenix.DEFAULT_PHOENIX} if it exists; '' skips Phoenix)",
     )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
@@ -764,8 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if admin is None:
         results.notes.append(f"PostgreSQL skipped: {postgres_skip}")
         print(results.notes[-1], file=sys.stderr)
-    phoenix, phoenix_skip = _phoenix_path(args.phoenix)
-    phoenix_version = _phoenix_version(phoenix) if phoenix else None
+    phoenix, phoenix_skip = arize_phoenix.phoenix_path(args.phoenix)
+    phoenix_version = arize_phoenix.phoenix_version(phoenix) if phoenix else None
     if phoenix is None:
         results.notes.append(f"Phoenix skipped: {phoenix_skip}")
         print(results.notes[-1], file=sys.stderr)
@@ -784,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     run = run_faithmon(payload, url, workdir, f"postgres-{repetition}")
                 results.postgres.append(_logged("faithmon → PostgreSQL", run, traces))
             if phoenix is not None and repetition <= sizes.phoenix_repetitions:
-                run = run_phoenix(payload, phoenix, workdir, f"phoenix-{repetition}")
+                run = arize_phoenix.run_phoenix(payload, phoenix, workdir, f"phoenix-{repetition}")
                 results.phoenix.append(_logged(f"phoenix {phoenix_version} → SQLite", run, traces))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -823,14 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(render(table, header, notes))
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
     report = {
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "mode": mode,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": cpus(),
-        "seconds": elapsed,
+        **run_facts(mode, elapsed),
         "payload": {
             "requests": len(payload.bodies),
             "traces_per_request": TRACES_PER_REQUEST,
@@ -860,8 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "figures": [f.as_json() for f in table],
     }
-    RESULTS.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"\nwrote {relative(RESULTS)}")
+    write_results(RESULTS, report)
     return 0
 
 

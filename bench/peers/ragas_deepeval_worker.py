@@ -2,11 +2,11 @@
 
 faithmon is not installed there and this file imports nothing of it.
 
-- ``python _peer_worker.py probe`` prints JSON: the installed versions of ragas, deepeval,
+- ``python ragas_deepeval_worker.py probe`` prints JSON: the installed versions of ragas, deepeval,
   openai, instructor and langchain-community, where ``langchain_community`` lives, and the
   error ``import ragas`` raises, if any (RAGAS 0.4.3 imports
   ``langchain_community.chat_models.vertexai``, which langchain-community 0.4 dropped).
-- ``python _peer_worker.py run JUDGE BASE SAMPLES OUT`` runs one judge's faithfulness
+- ``python ragas_deepeval_worker.py run JUDGE BASE SAMPLES OUT`` runs one judge's faithfulness
   metric (``ragas``: ``ragas.metrics.collections.Faithfulness``; ``deepeval``:
   ``FaithfulnessMetric`` with its defaults) on every sample in the JSON file ``SAMPLES``,
   one after the other, each with a client pointed at ``BASE/<judge>/<sample id>/v1`` so
