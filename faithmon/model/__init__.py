@@ -1,0 +1,81 @@
+"""Core types, protocols and domain rules shared by every part of faithmon (stdlib only):
+records (``records``), judgements (``judgement``), drift (``drift``), alerts (``alerts``),
+API keys (``access``)."""
+
+from .access import ApiKey
+from .alerts import (
+    Alert,
+    AlertSink,
+    AlertState,
+)
+from .drift import (
+    MIN_RATE,
+    Baseline,
+    Evidence,
+    FrozenBaselines,
+    Outcome,
+    Signal,
+    Stream,
+)
+from .judgement import (
+    Claim,
+    Judge,
+    Judgement,
+    JudgementStatus,
+    SentinelCase,
+    SentinelResult,
+    Usage,
+    Verdict,
+)
+from .records import (
+    Chunk,
+    Decision,
+    DroppedTrace,
+    Feedback,
+    RagRecord,
+    Sampler,
+    SamplingTally,
+    SaveFeedbackFn,
+    SaveFn,
+    SaveSamplingFn,
+    Scrubber,
+    StoredRecord,
+    segment_key,
+    segments_of,
+)
+
+__all__ = [
+    "MIN_RATE",
+    "Alert",
+    "AlertSink",
+    "AlertState",
+    "ApiKey",
+    "Baseline",
+    "Chunk",
+    "Claim",
+    "Decision",
+    "DroppedTrace",
+    "Evidence",
+    "Feedback",
+    "FrozenBaselines",
+    "Judge",
+    "Judgement",
+    "JudgementStatus",
+    "Outcome",
+    "RagRecord",
+    "Sampler",
+    "SamplingTally",
+    "SaveFeedbackFn",
+    "SaveFn",
+    "SaveSamplingFn",
+    "Scrubber",
+    "SentinelCase",
+    "SentinelResult",
+    "Signal",
+    "StoredRecord",
+    "Stream",
+    "Usage",
+    "Verdict",
+    "segment_key",
+    "segments_of",
+]

@@ -1,0 +1,31 @@
+"""Alerts, their states, and the sink protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+AlertState = Literal["pending", "firing", "resolved"]
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """A drift alert; ``segment`` maps label names to values ({} is overall)."""
+
+    rule: str
+    segment: Mapping[str, str]
+    state: AlertState
+    severity: str
+    opened_at: datetime
+    updated_at: datetime
+    resolved_at: datetime | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    id: int | None = None
+    notified_at: datetime | None = None
+    """When sinks were last told about it; equal to ``updated_at`` when this change is told."""
+
+
+class AlertSink(Protocol):
+    def send(self, alert: Alert) -> None: ...

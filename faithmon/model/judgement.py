@@ -1,0 +1,158 @@
+"""What a judge says: claims with verdicts, judgements and the rules on them, the Judge
+protocol, sentinel cases and results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal, Protocol
+
+Verdict = Literal["supported", "contradicted", "unsupported"]
+
+
+JudgementStatus = Literal["ok", "no_claims", "empty_context", "judge_error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One claim of an answer and the judge's verdict on it."""
+
+    text: str
+    verdict: Verdict
+    chunk: int | None = None
+    quote: str | None = None
+    critical: bool = False
+    flags: tuple[str, ...] = ()
+    """What the verifier noticed, e.g. ``evidence_mismatch`` (a quote not in its chunk)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    calls: int = 0
+    """Requests that got a reply."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+    """Requests that failed and were tried again (429, 5xx, timeouts)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The judge's verdict on one answer; a failure is a status, never a score."""
+
+    judge: str
+    status: JudgementStatus
+    claims: tuple[Claim, ...] = ()
+    error: str | None = None
+    usage: Usage = Usage()
+    latency_ms: float = 0.0
+    retryable: bool = False
+    """For a judge_error: whether trying again later may succeed (429, 5xx, timeouts)."""
+    raw: str | None = None
+    """For a judge_error: the judge's reply as it came, when there was one."""
+    blocks_judge: bool = False
+    """For a judge_error: the configuration itself is refused (401, 403, no quota)."""
+
+    @property
+    def faithfulness(self) -> float | None:
+        """Strict score (supported / claims), as RAGAS; None without claims."""
+        if self.status not in ("ok", "empty_context") or not self.claims:
+            return None
+        supported = sum(c.verdict == "supported" for c in self.claims)
+        return supported / len(self.claims)
+
+    @property
+    def lenient(self) -> float | None:
+        """Lenient score (not contradicted / claims), as DeepEval."""
+        if self.status not in ("ok", "empty_context") or not self.claims:
+            return None
+        kept = sum(c.verdict != "contradicted" for c in self.claims)
+        return kept / len(self.claims)
+
+    @property
+    def not_supported(self) -> tuple[Claim, ...]:
+        """The claims the chunks do not support: unsupported or contradicted."""
+        return tuple(c for c in self.claims if c.verdict != "supported")
+
+    @property
+    def unsupported(self) -> bool:
+        """Scored, with a claim the chunks do not support: the strict score is below 1.
+
+        Said through the score so that SQL, which has the stored score, asks the same.
+        """
+        score = self.faithfulness
+        return score is not None and score < 1
+
+    @property
+    def critical_unsupported(self) -> bool:
+        """Unsupported, and a claim not supported is critical (a number, date or dosage)."""
+        return self.unsupported and any(c.critical for c in self.not_supported)
+
+
+class Judge(Protocol):
+    """Decides, claim by claim, whether an answer is supported by its chunks."""
+
+    @property
+    def name(self) -> str: ...
+
+    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SentinelCase:
+    """A case of a sentinel set: an answer known to be supported or unsupported."""
+
+    id: str
+    question: str
+    chunks: tuple[str, ...]
+    answer: str
+    expected: Literal["supported", "unsupported"]
+
+
+@dataclass(frozen=True, slots=True)
+class SentinelResult:
+    """How a judge did on a sentinel set in one run."""
+
+    cases: int
+    supported: int
+    unsupported: int
+    false_flags: int
+    """Known-supported cases the judge called unfaithful."""
+    misses: int
+    """Known-unsupported cases the judge called faithful."""
+    judge_errors: int
+    score_gap: float
+    """Mean score on supported cases minus mean score on unsupported ones."""
+
+    @property
+    def judged(self) -> int:
+        return self.supported + self.unsupported
+
+    @property
+    def errors(self) -> int:
+        return self.false_flags + self.misses
+
+    @property
+    def accuracy(self) -> float:
+        return 1 - self.errors / self.judged if self.judged else 0.0
+
+    @property
+    def false_flag_rate(self) -> float:
+        return self.false_flags / self.supported if self.supported else 0.0
+
+    @property
+    def miss_rate(self) -> float:
+        return self.misses / self.unsupported if self.unsupported else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "accuracy": round(self.accuracy, 4),
+            "false_flag_rate": round(self.false_flag_rate, 4),
+            "miss_rate": round(self.miss_rate, 4),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SentinelResult:
+        # as_json adds the derived rates; only the fields come back.
+        return cls(**{f.name: data[f.name] for f in fields(cls)})

@@ -1,0 +1,132 @@
+"""What ingest makes and the store keeps: RAG records, chunks, feedback, sampling, and
+the segments a record belongs to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from .judgement import Judgement
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrieved chunk as it was passed to the generator."""
+
+    position: int
+    text: str
+    id: str | None = None
+    score: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RagRecord:
+    """One RAG request, assembled from the spans of one trace."""
+
+    trace_id: str
+    question: str
+    answer: str
+    chunks: tuple[Chunk, ...]
+    labels: Mapping[str, str]
+    started_at: datetime
+    sample_reason: str = "sampled"
+    retrieved: tuple[Chunk, ...] = ()
+    generation: Mapping[str, Any] = field(default_factory=dict)
+    keep: str | None = None
+    incomplete: str | None = None
+    """Why the evidence cannot be trusted whole (cut or dropped chunks); never scored then."""
+    convention: str = ""
+    """Which tracing conventions the record was read from, e.g. ``openinference``."""
+    error: bool = False
+    """A span of the trace ended with an error status."""
+    trace_state: str = ""
+    """The root span's W3C tracestate (``ot=th:...`` carries an upstream sampling threshold)."""
+    root_span_id: str = ""
+    """16 hex digits; evaluation events are parented to it."""
+    late: bool = False
+    """Rebuilt after late spans: it replaces the stored record unless that was scored."""
+    repairs: tuple[str, ...] = ()
+    """What was changed to make the record storable (NUL removed, NaN score nulled, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """User feedback on an earlier request, sent after it."""
+
+    trace_id: str
+    value: str | int | float | bool
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A sampler's verdict on one record, with its reason and the segment it counted in.
+
+    Reasons: ``sampled``, ``sampled_out``, ``rate_limited``, ``filtered`` and
+    ``rule:<name>`` for keep-always rules.
+    """
+
+    keep: bool
+    reason: str
+    segment: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A record as stored, with its status and every evaluation of it."""
+
+    id: int
+    record: RagRecord
+    status: str
+    evaluations: tuple[Judgement, ...] = ()
+    feedback: tuple[Feedback, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingTally:
+    """How many records of one segment met one sampling decision in one hour."""
+
+    hour: datetime
+    segment: Mapping[str, str]
+    reason: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedTrace:
+    """A trace the sampler dropped for a reason worth looking up later."""
+
+    trace_id: str
+    reason: str
+    segment: Mapping[str, str]
+    at: datetime
+
+
+SaveFn = Callable[[Sequence[RagRecord]], None]
+
+
+SaveSamplingFn = Callable[[Sequence[SamplingTally], Sequence[DroppedTrace]], None]
+
+
+SaveFeedbackFn = Callable[[Sequence[Feedback]], None]
+
+
+class Sampler(Protocol):
+    def keep(self, record: RagRecord) -> Decision: ...
+
+
+class Scrubber(Protocol):
+    def __call__(self, record: RagRecord) -> RagRecord: ...
+
+
+def segments_of(labels: Mapping[str, str], dimensions: Sequence[str]) -> list[dict[str, str]]:
+    """A record's segments: overall ({}) and one per monitored label the record has."""
+    return [{}] + [{d: labels[d]} for d in dimensions if labels.get(d)]
+
+
+def segment_key(segment: Mapping[str, str]) -> str:
+    """Canonical text of a segment: ``route=billing,tenant=acme``; '' is overall."""
+    return ",".join(f"{k}={segment[k]}" for k in sorted(segment))
