@@ -284,6 +284,12 @@ class Settings:
     telemetry_endpoint: str = _setting(
         "FAITHMON_TELEMETRY_ENDPOINT", "", str,
         "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)")
+    auth: str = _setting(
+        "FAITHMON_AUTH", "auto", _one_of("auto", "required", "off"),
+        "auto: open only on a loopback address while no API key exists; required; off")
+    metrics_public: bool = _setting(
+        "FAITHMON_METRICS_PUBLIC", "false", _flag,
+        "Serve /metrics without an API key (for a Prometheus that cannot send one)")
     log_level: str = _setting(
         "FAITHMON_LOG_LEVEL", "INFO", _level,
         "Log level of faithmon's processes")

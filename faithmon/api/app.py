@@ -1,20 +1,35 @@
 """The HTTP application of ``faithmon serve``: ingest's OTLP routes, health and
-``/metrics`` in one Starlette app, whose lifespan runs the ingest pipeline."""
+``/metrics`` in one FastAPI app, whose lifespan runs the ingest pipeline, behind the
+key check of ``guard`` when auth is given."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
+from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from ..ingest.http import BODY_DEADLINE_SECONDS, BODY_IDLE_SECONDS, otlp_routes
 from ..ingest.pipeline import Pipeline
 from ..store import Sessions
 from . import metrics
+from .auth import AuthConfig, KeyRing
+from .guard import Guard
+from .sessions import SessionSigner
+
+
+@dataclass(frozen=True, slots=True)
+class Auth:
+    """What the guard needs: the keys, the policy, the cookie signer."""
+
+    ring: KeyRing
+    config: AuthConfig
+    signer: SessionSigner
 
 
 def health_route(pipeline: Pipeline) -> Route:
@@ -36,13 +51,16 @@ def create_app(
     max_body_bytes: int = 64 * 1024 * 1024,
     *,
     sessions: Sessions | None = None,
+    auth: Auth | None = None,
     run_pipeline: bool = False,
     before_stop: Callable[[], None] | None = None,
     extra_routes: Sequence[Route] = (),
     body_idle_seconds: float = BODY_IDLE_SECONDS,
     body_deadline_seconds: float = BODY_DEADLINE_SECONDS,
-) -> Starlette:
-    """The served app; with ``sessions`` it also serves ``/metrics`` from the store.
+) -> FastAPI:
+    """The served app; with ``sessions`` it also serves ``/metrics`` from the store; with
+    ``auth`` every route but ``/healthz`` asks for a key (without it, nothing does: the
+    tests of ingest, and the benches, serve so).
 
     With ``run_pipeline`` its lifespan starts and stops the pipeline. Stopping
     runs ``before_stop`` (the gRPC receiver closes there), then saves every
@@ -61,7 +79,7 @@ def create_app(
             if run_pipeline:
                 pipeline.stop()
 
-    routes = [
+    routes: list[BaseRoute] = [
         *otlp_routes(
             pipeline,
             max_body_bytes,
@@ -72,4 +90,15 @@ def create_app(
         *([metrics.route(sessions)] if sessions is not None else []),
         *extra_routes,
     ]
-    return Starlette(lifespan=lifespan, routes=routes)
+    # FastAPI's own /docs and /redoc load their assets from a CDN: off.
+    app = FastAPI(
+        title="faithmon",
+        lifespan=lifespan,
+        routes=routes,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    if auth is not None:
+        app.add_middleware(Guard, ring=auth.ring, config=auth.config, signer=auth.signer)
+    return app

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from . import alerts, db, drift, judge, run, sample, sentinel, traces
+from . import alerts, db, drift, judge, keys, run, sample, sentinel, traces
 
 
 @click.group()
@@ -32,6 +32,7 @@ for command in (
     traces.traces,
     alerts.alerts,
     drift.drift_group,
+    keys.keys,
 ):
     main.add_command(command)
 

@@ -8,8 +8,12 @@ import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..api.app import Auth
 
 from ..errors import ConfigError
 from . import wiring
@@ -74,6 +78,7 @@ def serve(host: str, port: int, grpc_port: int) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC) and store RAG records."""
     from ..api import server
     from ..api.app import create_app
+    from ..api.auth import ingest_authorizer
     from ..ingest import grpc_server
 
     settings = load_settings()
@@ -85,10 +90,15 @@ def serve(host: str, port: int, grpc_port: int) -> None:
     with wiring.open_store(settings) as sessions, contextlib.ExitStack() as stack:
         if spool is not None:
             stack.callback(spool.close)
+        auth = wiring.make_auth(settings, sessions, host)
+        _check_auth(auth, host)
         pipeline = wiring.store_pipeline(settings, sessions, spool=spool)
         pipeline.recover(wiring.make_stored(sessions))
+        authorize = None if settings.auth == "off" else ingest_authorizer(auth.ring, auth.config)
         grpc = (
-            grpc_server.start(pipeline, host, grpc_port, settings.max_body_bytes)[0]
+            grpc_server.start(
+                pipeline, host, grpc_port, settings.max_body_bytes, authorize=authorize
+            )[0]
             if grpc_port
             else None
         )
@@ -103,6 +113,7 @@ def serve(host: str, port: int, grpc_port: int) -> None:
             run_pipeline=True,
             before_stop=stop_grpc,
             sessions=sessions,
+            auth=None if settings.auth == "off" else auth,
         )
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
         server.serve(app, host, port, pipeline, before_drain=stop_grpc)
@@ -152,3 +163,27 @@ def rescore(since: datetime, until: datetime | None, segment: tuple[str, ...]) -
             pairs,
         )
     click.echo(f"queued {queued} records for {judge.name}; the worker scores them")
+
+
+def _check_auth(auth: Auth, host: str) -> None:
+    """Refuse to serve an open door beyond loopback; say at start which door it is."""
+    from ..api.auth import is_open
+
+    log = logging.getLogger(__name__)
+    auth.ring.refresh()
+    mode = auth.config.mode
+    if mode == "off":
+        log.warning("faithmon: FAITHMON_AUTH=off: every route is open to whoever reaches it")
+        return
+    if not auth.config.loopback and auth.ring.empty():
+        raise click.ClickException(
+            f"serve binds {host}, beyond loopback, and no API key exists: create one "
+            "(faithmon keys create --scopes admin) or set FAITHMON_AUTH=off explicitly"
+        )
+    if is_open(auth.config, auth.ring):
+        log.warning(
+            "faithmon: open without API keys (FAITHMON_AUTH=auto, loopback, no key yet); "
+            "the first key created closes it"
+        )
+    else:
+        log.info("faithmon: API keys required (FAITHMON_AUTH=%s)", mode)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import ipaddress
 import logging
 import os
 import secrets
@@ -10,6 +11,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import drift
 from ..alerts import Policy as AlertPolicy
@@ -26,6 +28,7 @@ from ..judge import JudgeOptions
 from ..judge import make_judge as build_judge
 from ..model import (
     AlertSink,
+    ApiKey,
     DroppedTrace,
     Feedback,
     Judge,
@@ -37,7 +40,11 @@ from ..model import (
 )
 from ..store import Sessions, writes
 from ..store import engine as store_engine
+from ..store import keys as store_keys
 from ..store import records as stored_records
+
+if TYPE_CHECKING:
+    from ..api.app import Auth
 
 logger = logging.getLogger(__name__)
 
@@ -227,3 +234,35 @@ def alert_policy(settings: Settings) -> AlertPolicy:
         cooldown=timedelta(seconds=settings.alert_cooldown),
         renotify=timedelta(seconds=settings.alert_renotify),
     )
+
+
+def make_auth(settings: Settings, sessions: Sessions, host: str) -> Auth:
+    """The guard's keys (read from the store every few seconds), policy and cookie signer.
+
+    The cookie key derives from the scrub key, which every receiver already shares.
+    """
+    # Here, not at the top: only `serve` needs the web stack, and every command loads wiring.
+    from ..api.app import Auth
+    from ..api.auth import AuthConfig, KeyRing
+    from ..api.sessions import SessionSigner
+
+    def load() -> list[ApiKey]:
+        with sessions() as session:
+            return store_keys.list_keys(session)
+
+    config = AuthConfig(
+        mode=settings.auth,  # type: ignore[arg-type]
+        loopback=is_loopback(host),
+        metrics_public=settings.metrics_public,
+    )
+    return Auth(KeyRing(load, config.refresh_seconds), config, SessionSigner(scrub_key(settings)))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (what ``serve --host`` binds) is a loopback address only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -37,6 +37,7 @@ from . import conventions
 from .conventions.facts import Facts
 from .conventions.values import pick
 from .spans import IngestLog, IngestSpan, TraceItem
+from .tenancy import stamped_tenant
 
 USER_MESSAGE_EVENT = "gen_ai.user.message"
 CHOICE_EVENT = "gen_ai.choice"
@@ -161,6 +162,9 @@ def extract(items: Sequence[TraceItem]) -> RagRecord | None:
     for source in (retrieved, judged, root_facts):
         if source is not None:
             labels.update(source.labels)
+    tenant = stamped_tenant(all_spans)
+    if tenant is not None:
+        labels["tenant"] = tenant
 
     problem = judged.problem if judged is not None else None
     problem = problem or _missing(root, root_facts, spans, facts)

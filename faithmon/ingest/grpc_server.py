@@ -25,20 +25,43 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from ..errors import SaturatedError
 from . import otlp
 from .pipeline import Pipeline
+from .tenancy import Authorize, stamp
 
 logger = logging.getLogger(__name__)
 
 
+_CODES = {
+    401: grpc.StatusCode.UNAUTHENTICATED,
+    403: grpc.StatusCode.PERMISSION_DENIED,
+    503: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+def _tenant(authorize: Authorize | None, context: grpc.ServicerContext) -> str | None:
+    """The caller's tenant, or the call aborted as OTLP/HTTP would answer 401/403/503."""
+    if authorize is None:
+        return None
+    header = next(
+        (str(v) for k, v in context.invocation_metadata() if k.lower() == "authorization"),
+        None,
+    )
+    status, tenant, reason = authorize(header)
+    if status != 200:
+        context.abort(_CODES.get(status, grpc.StatusCode.UNAUTHENTICATED), reason)
+    return tenant
+
+
 class _Traces(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, pipeline: Pipeline) -> None:
-        self._pipeline = pipeline
+    def __init__(self, pipeline: Pipeline, authorize: Authorize | None) -> None:
+        self._pipeline, self._authorize = pipeline, authorize
 
     def Export(  # the generated service names it so
         self, request: ExportTraceServiceRequest, context: grpc.ServicerContext
     ) -> ExportTraceServiceResponse:
+        tenant = _tenant(self._authorize, context)
         spans, rejected = otlp.spans_from_request(request)
         try:
-            self._pipeline.submit(spans)
+            self._pipeline.submit(stamp(spans, tenant))
         except SaturatedError as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         response = ExportTraceServiceResponse()
@@ -51,12 +74,13 @@ class _Traces(trace_service_pb2_grpc.TraceServiceServicer):
 
 
 class _Logs(logs_service_pb2_grpc.LogsServiceServicer):
-    def __init__(self, pipeline: Pipeline) -> None:
-        self._pipeline = pipeline
+    def __init__(self, pipeline: Pipeline, authorize: Authorize | None) -> None:
+        self._pipeline, self._authorize = pipeline, authorize
 
     def Export(  # the generated service names it so
         self, request: ExportLogsServiceRequest, context: grpc.ServicerContext
     ) -> ExportLogsServiceResponse:
+        _tenant(self._authorize, context)
         logs, rejected = otlp.logs_from_request(request)
         try:
             self._pipeline.submit(logs)
@@ -70,9 +94,17 @@ class _Logs(logs_service_pb2_grpc.LogsServiceServicer):
 
 
 def start(
-    pipeline: Pipeline, host: str, port: int, max_message_bytes: int, workers: int = 4
+    pipeline: Pipeline,
+    host: str,
+    port: int,
+    max_message_bytes: int,
+    workers: int = 4,
+    authorize: Authorize | None = None,
 ) -> tuple[grpc.Server, int]:
-    """Start serving; returns the server and the port it bound (useful with port 0)."""
+    """Start serving; returns the server and the port it bound (useful with port 0).
+
+    With ``authorize`` each call's ``authorization`` metadata must carry an ingest key.
+    """
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="faithmon-grpc"),
         options=[
@@ -80,8 +112,8 @@ def start(
             ("grpc.max_send_message_length", 4 * 1024 * 1024),
         ],
     )
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_Traces(pipeline), server)  # type: ignore[no-untyped-call]
-    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(_Logs(pipeline), server)  # type: ignore[no-untyped-call]
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_Traces(pipeline, authorize), server)  # type: ignore[no-untyped-call]
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(_Logs(pipeline, authorize), server)  # type: ignore[no-untyped-call]
     bound = server.add_insecure_port(f"{host}:{port}")
     server.start()
     logger.info("faithmon: receiving OTLP/gRPC on %s:%d", host, bound)

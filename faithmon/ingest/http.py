@@ -34,6 +34,7 @@ from starlette.routing import Route
 from ..errors import DecodeError, SaturatedError
 from . import otlp
 from .pipeline import Pipeline
+from .tenancy import stamp
 
 logger = logging.getLogger(__name__)
 
@@ -206,6 +207,8 @@ def _export_endpoint(
         except DecodeError as exc:
             logger.info("faithmon: rejected an OTLP body: %s", exc)
             return Response(otlp.status_body(str(exc), content_type), 400, media_type=content_type)
+        # The key's tenant, which the auth middleware leaves in the request's state.
+        items = stamp(items, request.scope.get("state", {}).get("tenant"))
         try:
             # In a thread: with a spool, submit waits for its fsync.
             await run_in_threadpool(pipeline.submit, items)

@@ -43,6 +43,7 @@ def _record_row(record: RagRecord, now: datetime) -> dict[str, Any]:
         "answer": record.answer,
         "chunks": [_chunk_json(c) for c in record.chunks],
         "labels": dict(record.labels),
+        "tenant": record.labels.get("tenant") or None,
         "status": initial_status(record),
         "sample_reason": record.sample_reason,
         "retrieved": [_chunk_json(c) for c in record.retrieved] or None,

@@ -78,8 +78,13 @@ class RecordRow(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     root_span_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
     repairs: Mapped[list[str] | None] = mapped_column(JSONType, nullable=True)
+    # The tenant label again, as a column: every read of a tenant-bound key filters on it.
+    tenant: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
-    __table_args__ = (Index("ix_records_status_id", "status", "id"),)
+    __table_args__ = (
+        Index("ix_records_status_id", "status", "id"),
+        Index("ix_records_tenant_started_at", "tenant", "started_at"),
+    )
 
 
 class FeedbackRow(Base):
@@ -283,3 +288,16 @@ class DriftThresholdRow(Base):
     threshold: Mapped[float] = mapped_column(Float)
     facts: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ApiKeyRow(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    prefix: Mapped[str] = mapped_column(String(16), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    scopes: Mapped[list[str]] = mapped_column(JSONType)
+    tenant: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

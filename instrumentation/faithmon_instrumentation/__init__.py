@@ -56,6 +56,7 @@ def setup(
     processors: Sequence[SpanProcessor] = (),
     export: bool = True,
     tracer_provider: TracerProvider | None = None,
+    api_key: str | None = None,
 ) -> None:
     """Configure the shim's TracerProvider; a second call warns and does nothing.
 
@@ -68,9 +69,14 @@ def setup(
     provider instead (one pipeline for all spans); the shim then adds an OTLP
     exporter only when ``endpoint`` is given, and keeps evidence whole within
     that provider's limits by packing chunks into one attribute when needed.
+
+    ``api_key`` (else ``FAITHMON_API_KEY``) is the faithmon key with the ``ingest``
+    scope that the exporter sends as ``Authorization: Bearer``.
     """
     try:
-        _setup.configure(endpoint, service_name, processors, export, tracer_provider)
+        _setup.configure(
+            endpoint, service_name, processors, export, tracer_provider, api_key=api_key
+        )
     except Exception:
         logger.exception("faithmon_instrumentation: setup failed; spans go to the global provider")
 

@@ -60,6 +60,9 @@ _CREDENTIAL_PROVIDER_VARIABLES = (
 )
 
 
+API_KEY_VARIABLE = "FAITHMON_API_KEY"
+
+
 def traces_url(endpoint: str) -> str:
     """Accept a base URL (``http://host:4318``) or a full ``.../v1/traces`` URL."""
     endpoint = endpoint.rstrip("/")
@@ -99,11 +102,15 @@ def _target(endpoint: str | None) -> str:
         return "the collector"
 
 
-def export_processor(endpoint: str | None) -> _ExportProcessor:
+def export_processor(endpoint: str | None, api_key: str | None = None) -> _ExportProcessor:
     """Batching OTLP/HTTP export that retries through an outage and counts what it drops.
 
-    Without an endpoint the exporter reads the OTEL_EXPORTER_OTLP_* variables.
+    Without an endpoint the exporter reads the OTEL_EXPORTER_OTLP_* variables. The
+    faithmon API key (``api_key``, else ``FAITHMON_API_KEY``) goes in an
+    ``Authorization: Bearer`` header; without one, OTEL_EXPORTER_OTLP_HEADERS applies.
     """
+    key = (api_key or os.environ.get(API_KEY_VARIABLE, "")).strip()
+    headers = {"Authorization": f"Bearer {key}"} if key else None
     window = _positive_number(
         OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
         _positive_number(OTEL_EXPORTER_OTLP_TIMEOUT, RETRY_WINDOW_SECONDS),
@@ -121,6 +128,7 @@ def export_processor(endpoint: str | None) -> _ExportProcessor:
         endpoint=traces_url(endpoint) if endpoint else None,
         timeout=min(window, ATTEMPT_TIMEOUT_SECONDS),
         session=session,
+        headers=headers,
     )
     return _ExportProcessor(
         otlp,

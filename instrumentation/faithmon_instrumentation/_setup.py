@@ -36,6 +36,7 @@ def configure(
     processors: Sequence[SpanProcessor],
     export: bool,
     tracer_provider: TracerProvider | None = None,
+    api_key: str | None = None,
 ) -> TracerProvider | None:
     global _provider, _owned
     with _lock:
@@ -47,7 +48,7 @@ def configure(
             for processor in processors:
                 tracer_provider.add_span_processor(processor)
             if export and endpoint:
-                tracer_provider.add_span_processor(export_processor(endpoint))
+                tracer_provider.add_span_processor(export_processor(endpoint, api_key))
             _provider, _owned = tracer_provider, False
             _tracers.clear()
             return tracer_provider
@@ -63,7 +64,7 @@ def configure(
         for processor in processors:
             provider.add_span_processor(processor)
         if export:
-            provider.add_span_processor(export_processor(endpoint))
+            provider.add_span_processor(export_processor(endpoint, api_key))
         _provider, _owned = provider, True
         _tracers.clear()
         return provider

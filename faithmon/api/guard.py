@@ -1,0 +1,94 @@
+"""The ASGI middleware in front of every route: finds the caller's key (a bearer header or
+the dashboard's session cookie), answers 401 or 403, and hands the grant to the route
+in ``request.state.grant`` (and its tenant in ``request.state.tenant``)."""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .auth import OPEN, AuthConfig, KeyRing, is_open, needed_scope
+from .keys import Grant, bearer
+from .sessions import COOKIE, SessionSigner
+
+logger = logging.getLogger(__name__)
+
+
+class Guard:
+    def __init__(
+        self, app: ASGIApp, ring: KeyRing, config: AuthConfig, signer: SessionSigner
+    ) -> None:
+        self._app, self._ring, self._config, self._signer = app, ring, config, signer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        response, grant = await self._decide(scope)
+        if response is not None:
+            await response(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        state["grant"] = grant
+        state["tenant"] = grant.tenant if grant is not None else None
+        await self._app(scope, receive, send)
+
+    async def _decide(self, scope: Scope) -> tuple[Response | None, Grant | None]:
+        method, path = scope["method"], scope["path"]
+        needed = needed_scope(method, path, self._config)
+        if not self._ring.fresh():
+            try:
+                await run_in_threadpool(self._ring.refresh)
+            except Exception:
+                return _refuse(503, "faithmon cannot read its API keys; retry later"), None
+        if needed is None:
+            return None, None
+        if is_open(self._config, self._ring):
+            return None, OPEN
+        headers = Headers(scope=scope)
+        presented = bearer(headers.get("authorization", ""))
+        grant: Grant | None = None
+        if presented is not None:
+            grant = self._ring.check(presented)
+        else:
+            key_id = self._signer.verify(_cookie(headers.get("cookie", "")))
+            if key_id is not None:
+                grant = self._ring.by_id(key_id)
+        if grant is None:
+            if presented is None and _wants_page(method, path, headers):
+                target = quote(
+                    path
+                    + ("?" + scope["query_string"].decode() if scope.get("query_string") else "")
+                )
+                return RedirectResponse(f"/login?next={target}", status_code=303), None
+            reason = "unknown or revoked API key" if presented else "an API key is needed"
+            return _refuse(401, f"{reason}: send Authorization: Bearer KEY"), None
+        if not grant.allows(needed):
+            logger.info("faithmon: key %s lacks scope %s for %s", grant.prefix, needed, path)
+            return _refuse(403, f"this key lacks the {needed} scope"), None
+        return None, grant
+
+
+def _refuse(status: int, reason: str) -> Response:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    return PlainTextResponse(reason + "\n", status_code=status, headers=headers)
+
+
+def _cookie(header: str) -> str:
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == COOKIE:
+            return value
+    return ""
+
+
+def _wants_page(method: str, path: str, headers: Headers) -> bool:
+    """A browser asking for a dashboard page is sent to the login page, not given a 401."""
+    if method != "GET" or path.startswith(("/api/", "/v1/", "/metrics", "/openapi.json")):
+        return False
+    return "text/html" in headers.get("accept", "")
