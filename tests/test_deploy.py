@@ -147,6 +147,20 @@ def test_compose_runs_the_fleet() -> None:
         assert "data:/data" in service["volumes"]
     for name in workers:
         assert services[name]["healthcheck"]["test"] == ["CMD", "faithmon", "worker", "--check"]
+    # The receivers start only once the first admin key and the collector's key are stored.
+    for name, scopes in (("admin-key", "admin"), ("collector-key", "ingest")):
+        command = services[name]["command"]
+        assert command[:4] == ["keys", "create", "--scopes", scopes]
+        assert "--key-from-env" in command
+    for name in receivers:
+        assert services[name]["depends_on"]["collector-key"]["condition"] == (
+            "service_completed_successfully"
+        )
+        assert services[name]["environment"]["FAITHMON_AUTH"] == "required"
+    fleet = yaml.safe_load((DEPLOY / "otel-collector-fleet.yaml").read_text())
+    otlp = fleet["exporters"]["load_balancing/faithmon"]["protocol"]["otlp"]
+    assert otlp["headers"]["authorization"] == "Bearer ${env:FAITHMON_COLLECTOR_KEY}"
+    assert "FAITHMON_COLLECTOR_KEY" in services["otel-collector"]["environment"]
     for name in receivers:
         command = services[name]["command"]
         assert command[command.index("--grpc-port") + 1] == "4317"
@@ -223,7 +237,8 @@ def test_kubernetes_objects_are_labelled_and_namespace_less() -> None:
 def containers() -> Iterator[tuple[str, dict[str, Any]]]:
     for kind in ("Deployment", "Job"):
         for name, doc in by_kind(kind).items():
-            for container in doc["spec"]["template"]["spec"]["containers"]:
+            pod = doc["spec"]["template"]["spec"]
+            for container in pod.get("initContainers", []) + pod["containers"]:
                 yield name, container
 
 
@@ -264,9 +279,23 @@ def test_worker_probes_use_the_heartbeat_check() -> None:
 
 def test_migration_job_config_secret_pdb_and_autoscalers() -> None:
     job = by_kind("Job")["faithmon-migrate"]
-    assert job["spec"]["template"]["spec"]["containers"][0]["args"] == ["db", "upgrade"]
+    pod = job["spec"]["template"]["spec"]
+    # The schema first, then the first admin key, then the collector's ingest key.
+    steps = [c["args"] for c in pod["initContainers"] + pod["containers"]]
+    assert steps[0] == ["db", "upgrade"]
+    assert [a[:4] for a in steps[1:]] == [
+        ["keys", "create", "--scopes", "admin"],
+        ["keys", "create", "--scopes", "ingest"],
+    ]
+    assert [a[-1] for a in steps[1:]] == ["FAITHMON_ADMIN_KEY", "FAITHMON_COLLECTOR_KEY"]
     secret = by_kind("Secret")["faithmon-secrets"]["stringData"]
-    assert set(secret) == {"FAITHMON_DATABASE_URL", "FAITHMON_SCRUB_KEY", "FAITHMON_JUDGE_API_KEY"}
+    assert set(secret) == {
+        "FAITHMON_DATABASE_URL",
+        "FAITHMON_SCRUB_KEY",
+        "FAITHMON_JUDGE_API_KEY",
+        "FAITHMON_ADMIN_KEY",
+        "FAITHMON_COLLECTOR_KEY",
+    }
     assert all("CHANGE-ME" in value for value in secret.values())  # placeholders only
     config = by_kind("ConfigMap")["faithmon-config"]["data"]
     assert all(key.startswith("FAITHMON_") for key in config)
