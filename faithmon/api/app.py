@@ -17,7 +17,7 @@ from starlette.routing import BaseRoute, Route
 from ..ingest.http import BODY_DEADLINE_SECONDS, BODY_IDLE_SECONDS, otlp_routes
 from ..ingest.pipeline import Pipeline
 from ..store import Sessions
-from . import metrics
+from . import metrics, pages
 from .auth import AuthConfig, KeyRing
 from .guard import Guard
 from .sessions import SessionSigner
@@ -88,6 +88,12 @@ def create_app(
         ),
         health_route(pipeline),
         *([metrics.route(sessions)] if sessions is not None else []),
+        # The dashboard's pages, with the login pages when keys are checked.
+        *(
+            pages.routes(sessions, (auth.ring, auth.signer) if auth is not None else None)
+            if sessions is not None
+            else []
+        ),
         *extra_routes,
     ]
     # FastAPI's own /docs and /redoc load their assets from a CDN: off.

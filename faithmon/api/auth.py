@@ -117,13 +117,14 @@ def _grant(key: ApiKey) -> Grant:
 
 def needed_scope(method: str, path: str, config: AuthConfig) -> str | None:
     """The scope a request needs; None for what stays open (health, login, assets)."""
-    if path == "/healthz" or path == "/login" or path.startswith("/static/"):
+    if path in ("/healthz", "/login", "/logout") or path.startswith("/static/"):
         return None
     if path in ("/v1/traces", "/v1/logs"):
         return "ingest"
     if path == "/metrics" and config.metrics_public:
         return None
-    if method == "POST" and path.startswith("/api/v1/alerts/") and path.endswith("/ack"):
+    # Reading never changes anything; every other change (an ack, later a label) is review's.
+    if method not in ("GET", "HEAD", "OPTIONS"):
         return "review"
     return "read"
 

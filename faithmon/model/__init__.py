@@ -4,9 +4,11 @@ API keys (``access``)."""
 
 from .access import ApiKey
 from .alerts import (
+    JUDGE_RULES,
     Alert,
     AlertSink,
     AlertState,
+    visible_to,
 )
 from .drift import (
     MIN_RATE,
@@ -45,6 +47,7 @@ from .records import (
 )
 
 __all__ = [
+    "JUDGE_RULES",
     "MIN_RATE",
     "Alert",
     "AlertSink",
@@ -78,4 +81,5 @@ __all__ = [
     "Verdict",
     "segment_key",
     "segments_of",
+    "visible_to",
 ]

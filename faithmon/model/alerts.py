@@ -27,5 +27,17 @@ class Alert:
     """When sinks were last told about it; equal to ``updated_at`` when this change is told."""
 
 
+# Rules about the judge, not about any tenant's records: every reader may see them.
+JUDGE_RULES = frozenset({"judge_drift"})
+
+
+def visible_to(alert: Alert, tenant: str | None) -> bool:
+    """Whether a reader bound to ``tenant`` (None: bound to none) may see ``alert``: its
+    segment names that tenant, or it is about the judge."""
+    if tenant is None:
+        return True
+    return alert.segment.get("tenant") == tenant or alert.rule in JUDGE_RULES
+
+
 class AlertSink(Protocol):
     def send(self, alert: Alert) -> None: ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+from urllib.parse import quote
 
 from ..model import Claim, Judgement, StoredRecord
 
@@ -100,11 +101,20 @@ def _claim_item(number: int, claim: Claim) -> str:
 
 
 def render_example(
-    trace_id: str, stored: StoredRecord | None, judge: str, unsupported: Sequence[str]
+    trace_id: str,
+    stored: StoredRecord | None,
+    judge: str,
+    unsupported: Sequence[str],
+    link: bool = False,
 ) -> str:
-    """One example trace; ``unsupported`` is what the alert recorded, shown if the trace is gone."""
+    """One example trace; ``unsupported`` is what the alert recorded, shown if the trace is gone.
+
+    ``link`` makes the trace id a link to its dashboard page."""
     head = f'<article class="example" id="trace-{escape(trace_id)}">'
-    title = f"<h4>Trace <code>{escape(trace_id)}</code></h4>"
+    shown = f"<code>{escape(trace_id)}</code>"
+    if link:
+        shown = f'<a href="/traces/{quote(trace_id, safe="")}">{shown}</a>'
+    title = f"<h4>Trace {shown}</h4>"
     if stored is None:
         items = "".join(f"<li>{escape(text)}</li>" for text in unsupported)
         return (

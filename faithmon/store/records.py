@@ -138,13 +138,12 @@ def save_feedback(session: Session, items: Sequence[Feedback]) -> None:
     )
 
 
-def counts_by_status(session: Session) -> dict[str, int]:
-    return {
-        status: count
-        for status, count in session.execute(
-            select(RecordRow.status, func.count()).group_by(RecordRow.status)
-        )
-    }
+def counts_by_status(session: Session, tenant: str | None = None) -> dict[str, int]:
+    """Records by status (of one tenant's, with ``tenant``)."""
+    query = select(RecordRow.status, func.count()).group_by(RecordRow.status)
+    if tenant is not None:
+        query = query.where(RecordRow.tenant == tenant)
+    return {status: count for status, count in session.execute(query)}
 
 
 def claim_pending(

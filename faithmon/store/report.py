@@ -13,7 +13,7 @@ from typing import Literal
 
 from sqlalchemy.orm import Session
 
-from ..model import Alert, Outcome, StoredRecord, segment_key
+from ..model import Alert, Outcome, StoredRecord, segment_key, visible_to
 from . import alerts as store_alerts
 from . import baselines as store_baselines
 from . import evaluations, records
@@ -103,35 +103,48 @@ def bucketize(
 
 
 def load_report(
-    session: Session, judge: str, now: datetime | None = None, target_buckets: int = 30
+    session: Session,
+    judge: str,
+    now: datetime | None = None,
+    target_buckets: int = 30,
+    tenant: str | None = None,
 ) -> ReportData:
-    """Everything the report shows for ``judge``'s evaluations, read in one session."""
+    """Everything the report shows for ``judge``'s evaluations, read in one session; with
+    ``tenant``, only that tenant's records and alerts (its overall is ``{tenant: T}``)."""
     # Counts, not rates: the chart needs no sampling weights.
     outcomes = evaluations.outcomes(session, judge, evidence=False)
-    alerts = tuple(store_alerts.list_alerts(session))
+    alerts = tuple(a for a in store_alerts.list_alerts(session) if visible_to(a, tenant))
+    overall: dict[str, str] = {}
+    if tenant is not None:
+        outcomes = [o for o in outcomes if o.labels.get("tenant") == tenant]
+        overall = {"tenant": tenant}
     frozen = store_baselines.load_baselines(session, judge)
     baselines: dict[str, tuple[int, int]] = {}
     window = None
     if frozen is not None:
         baselines = {key: (b.records, b.unsupported) for key, b in frozen.segments.items()}
+        if tenant is not None:
+            mark = f"tenant={tenant}"
+            baselines = {k: v for k, v in baselines.items() if mark in k.split(",")}
         window = (frozen.start, frozen.end)
     width = bucket_width(outcomes[0].at, outcomes[-1].at, target_buckets) if outcomes else STEPS[-1]
-    segments: dict[str, Mapping[str, str]] = {"": {}}
+    overall_key = segment_key(overall)
+    segments: dict[str, Mapping[str, str]] = {overall_key: overall}
     for alert in alerts:
         segments.setdefault(segment_key(alert.segment), alert.segment)
     series = []
     for key, segment in segments.items():
         buckets = bucketize(outcomes, segment, width)
         # Segments that name no record labels (a judge, a sentinel set) have no chart.
-        if not buckets and key:
+        if not buckets and key != overall_key:
             continue
         own = baselines.get(key)
         series.append(
             Series(
                 segment=dict(segment),
                 buckets=buckets,
-                baseline=own if own is not None else baselines.get(""),
-                baseline_source="own" if own is not None or not key else "overall",
+                baseline=own if own is not None else baselines.get(overall_key),
+                baseline_source="own" if own is not None or key == overall_key else "overall",
             )
         )
     example_ids = [
@@ -146,8 +159,12 @@ def load_report(
         bucket=width,
         series=tuple(series),
         alerts=alerts,
-        traces=load_traces(session, example_ids),
+        traces={
+            trace_id: stored
+            for trace_id, stored in load_traces(session, example_ids).items()
+            if tenant is None or stored.record.labels.get("tenant") == tenant
+        },
         baselines=baselines,
         baseline_window=window,
-        statuses=records.counts_by_status(session),
+        statuses=records.counts_by_status(session, tenant),
     )

@@ -1,0 +1,84 @@
+"""``/login`` and ``/logout``: a key typed once becomes a signed session cookie
+(HttpOnly, SameSite=Strict); the key itself is never stored in the browser."""
+
+from __future__ import annotations
+
+from html import escape
+from urllib.parse import parse_qs
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from ..auth import KeyRing
+from ..sessions import COOKIE, LIFETIME_SECONDS, SessionSigner
+from .shell import HEADERS, page
+
+_MAX_FORM_BYTES = 4096
+
+
+def _safe_next(target: str) -> str:
+    """Only a path on this server: never an absolute URL an attacker put in the link."""
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def _form(request: Request, next_path: str, error: str = "") -> Response:
+    problem = f'<p class="error">{escape(error)}</p>' if error else ""
+    body = (
+        '<form class="login card" method="post" action="/login">'
+        "<h1>faithmon</h1>"
+        '<p class="muted">Log in with an API key that has the <code>read</code> scope.</p>'
+        f"{problem}"
+        '<label for="key">API key</label>'
+        '<input id="key" name="key" type="password" autocomplete="off" required autofocus>'
+        f'<input type="hidden" name="next" value="{escape(next_path)}">'
+        "<button type=submit>Log in</button></form>"
+    )
+    return page(request, "Log in", body, status=401 if error else 200, refresh=False)
+
+
+def routes(ring: KeyRing, signer: SessionSigner) -> list[Route]:
+    async def show(request: Request) -> Response:
+        return _form(request, _safe_next(request.query_params.get("next", "/")))
+
+    async def submit(request: Request) -> Response:
+        raw = b""
+        async for piece in request.stream():
+            raw += piece
+            if len(raw) > _MAX_FORM_BYTES:
+                return _form(request, "/", "That form is too large.")
+        fields = parse_qs(raw.decode("utf-8", "replace"))
+        key = (fields.get("key") or [""])[0].strip()
+        next_path = _safe_next((fields.get("next") or ["/"])[0])
+        if not ring.fresh():
+            await run_in_threadpool(ring.refresh)
+        grant = ring.check(key) if key else None
+        if grant is None:
+            return _form(request, next_path, "That key is unknown or revoked.")
+        if not grant.allows("read"):
+            return _form(request, next_path, "That key lacks the read scope.")
+        response = RedirectResponse(next_path, status_code=303, headers=HEADERS)
+        response.set_cookie(
+            COOKIE,
+            signer.issue(grant.key_id),
+            max_age=LIFETIME_SECONDS,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
+        return response
+
+    async def logout(request: Request) -> Response:
+        response = RedirectResponse("/login", status_code=303, headers=HEADERS)
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        return response
+
+    return [
+        Route("/login", show, methods=["GET"]),
+        Route("/login", submit, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+    ]

@@ -1,0 +1,76 @@
+"""``/`` (every segment against its baseline, the figures, the alerts) and ``/alerts``: the
+report's own sections, rendered over the reader's tenant."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from ...model import visible_to
+from ...report.html import render_alerts, render_charts, render_header
+from ...store import Sessions, evaluations
+from ...store import alerts as store_alerts
+from ...store.report import ReportData, load_report
+from .shell import HEADERS, grant_of, not_found, page, tenant_of
+
+
+def _load(sessions: Sessions, tenant: str | None) -> ReportData | None:
+    with sessions() as session:
+        judge = evaluations.latest_judge(session)
+        return None if judge is None else load_report(session, judge, tenant=tenant)
+
+
+_EMPTY = (
+    '<p class="lede">No record has been scored yet. Send traces to this server '
+    "(<code>POST /v1/traces</code>) and run <code>faithmon worker</code>.</p>"
+)
+
+
+def routes(sessions: Sessions) -> list[Route]:
+    async def overview(request: Request) -> Response:
+        data = await run_in_threadpool(_load, sessions, tenant_of(request))
+        if data is None:
+            return page(request, "Overview", "<h1>faithmon</h1>" + _EMPTY, here="/")
+        firing = [a for a in data.alerts if a.state != "resolved"]
+        alerts = (
+            f'<p><a href="/alerts">{len(firing)} open alerts</a> · {len(data.alerts)} in all</p>'
+        )
+        body = render_header(data, "Overview") + alerts + render_charts(data)
+        return page(request, "Overview", body, here="/")
+
+    async def alerts(request: Request) -> Response:
+        data = await run_in_threadpool(_load, sessions, tenant_of(request))
+        if data is None:
+            return page(request, "Alerts", "<h1>Alerts</h1>" + _EMPTY, here="/alerts")
+        body = "<h1>Alerts</h1>" + render_alerts(data, link_traces=True)
+        return page(request, "Alerts", body, here="/alerts")
+
+    def _ack(alert_id: int, tenant: str | None, by: str) -> bool:
+        with sessions.begin() as session:
+            alert = store_alerts.get_alert(session, alert_id)
+            if alert is None or not visible_to(alert, tenant):
+                return False
+            store_alerts.ack_alert(session, alert_id, by, datetime.now(UTC))
+            return True
+
+    async def ack(request: Request) -> Response:
+        grant = grant_of(request)
+        by = f"key fm_{grant.prefix}" if grant is not None and grant.key_id else "dashboard"
+        try:
+            alert_id = int(request.path_params["alert_id"])
+        except ValueError:
+            return not_found(request, "No such alert.")
+        done = await run_in_threadpool(_ack, alert_id, tenant_of(request), by)
+        if not done:
+            return not_found(request, "No such alert.")
+        return RedirectResponse(f"/alerts#alert-{alert_id}", status_code=303, headers=HEADERS)
+
+    return [
+        Route("/", overview, methods=["GET"]),
+        Route("/alerts", alerts, methods=["GET"]),
+        Route("/alerts/{alert_id}/ack", ack, methods=["POST"]),
+    ]

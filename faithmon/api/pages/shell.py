@@ -1,0 +1,118 @@
+"""The frame of every dashboard page: navigation, stylesheets, the one script, and the
+headers that keep a page from running anything a trace smuggles into it.
+
+Every value that comes from a trace is passed through ``html.escape`` by the page that
+shows it; the Content-Security-Policy is the second wall: no inline script, no script
+but ``/static/dashboard.js``, nothing from another origin.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from importlib import resources
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from ...report.style import CSS as REPORT_CSS
+from ..keys import Grant
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+REFRESH_SECONDS = 30
+
+NAV = (
+    ("/", "Overview"),
+    ("/traces", "Traces"),
+    ("/documents", "Documents"),
+    ("/alerts", "Alerts"),
+    ("/sentinels", "Sentinels"),
+    ("/judges", "Judges"),
+)
+
+
+def grant_of(request: Request) -> Grant | None:
+    grant = request.scope.get("state", {}).get("grant")
+    return grant if isinstance(grant, Grant) else None
+
+
+def tenant_of(request: Request) -> str | None:
+    tenant = request.scope.get("state", {}).get("tenant")
+    return tenant if isinstance(tenant, str) else None
+
+
+def _nav(here: str, grant: Grant | None) -> str:
+    links = "".join(
+        f'<a href="{path}"{" class=here" if path == here else ""}>{label}</a>'
+        for path, label in NAV
+    )
+    who = ""
+    if grant is not None and grant.key_id:
+        tenant = f" · tenant {escape(grant.tenant)}" if grant.tenant else ""
+        who = (
+            f'<span class="who">key fm_{escape(grant.prefix)}_…{tenant} '
+            '<form method="post" action="/logout"><button>Log out</button></form></span>'
+        )
+    return (
+        f'<nav class="top"><div class="inner"><span class="brand">faithmon</span>{links}'
+        f"{who}</div></nav>"
+    )
+
+
+def page(
+    request: Request,
+    title: str,
+    body: str,
+    here: str = "",
+    status: int = 200,
+    refresh: bool = True,
+) -> Response:
+    """A whole page; ``body`` is HTML its caller built with every trace value escaped."""
+    seconds = REFRESH_SECONDS if refresh else 0
+    html = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)} · faithmon</title>"
+        '<link rel="stylesheet" href="/static/report.css">'
+        '<link rel="stylesheet" href="/static/dashboard.css">'
+        '<script src="/static/dashboard.js" defer></script></head>'
+        f'<body data-refresh="{seconds}">{_nav(here, grant_of(request))}'
+        f"<main>{body}</main></body></html>"
+    )
+    return HTMLResponse(html, status_code=status, headers=HEADERS)
+
+
+def not_found(request: Request, what: str) -> Response:
+    body = f'<h1>Not found</h1><p class="muted">{escape(what)}</p>'
+    return page(request, "Not found", body, status=404, refresh=False)
+
+
+_STATIC = {
+    "dashboard.css": "text/css; charset=utf-8",
+    "dashboard.js": "text/javascript; charset=utf-8",
+}
+
+
+async def _static(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name == "report.css":
+        return Response(REPORT_CSS, media_type="text/css; charset=utf-8", headers=HEADERS)
+    if name not in _STATIC:
+        return Response("not found\n", status_code=404, media_type="text/plain")
+    text = resources.files("faithmon.api").joinpath("static", name).read_text()
+    return Response(text, media_type=_STATIC[name], headers=HEADERS)
+
+
+def static_route() -> Route:
+    """``/static/{name}``: the stylesheets and the script, shipped in the package."""
+    return Route("/static/{name}", _static, methods=["GET"])

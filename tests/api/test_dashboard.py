@@ -1,0 +1,209 @@
+"""The dashboard in Chromium on a real server: log in with a key, walk the pages, follow a
+trace from the overview to its claims; hostile trace text stays text; tenants stay apart."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from faithmon.api.app import create_app
+from faithmon.api.keys import key_hash, new_key
+from faithmon.cli import main, wiring
+from faithmon.config import Settings
+from faithmon.ingest.pipeline import Pipeline
+from faithmon.ingest.sampler import KeepAll
+from faithmon.ingest.scrub import identity
+from faithmon.model import Chunk, Claim, Judgement, RagRecord
+from faithmon.store import Sessions, evaluations, records
+from faithmon.store import keys as store_keys
+from tests.servers import serve_in_thread
+from tests.timing import days_ago
+
+# Each field of a trace carries one: none may run, fetch, or change the page.
+PAYLOADS = (
+    '<script>window.pwned = 1; document.title = "owned"</script>',
+    '<img src="https://evil.example/x.png" onerror="window.pwned = 2">',
+    '<a href="javascript:window.pwned = 3">click</a>',
+    "{{7*7}} ${7*7} <svg onload=window.pwned=4>",
+)
+HOSTILE = " ".join(PAYLOADS)
+HOSTILE_TRACE = "e" * 32
+OTHER_TENANT_TRACE = "f" * 32
+
+
+@dataclass
+class Served:
+    url: str
+    admin: str
+    acme_reader: str
+    ingest_only: str
+
+
+def _hostile_records(sessions: Sessions) -> None:
+    chunk = Chunk(position=0, text=f"Refunds take 5 days. {HOSTILE}", id=f"doc {HOSTILE}")
+    hostile = RagRecord(
+        trace_id=HOSTILE_TRACE,
+        question=f"When is my refund? {HOSTILE}",
+        answer=f"Refunds take 5 days. {HOSTILE}",
+        chunks=(chunk,),
+        labels={"route": HOSTILE, "tenant": "acme"},
+        started_at=days_ago(0),
+    )
+    other = RagRecord(
+        trace_id=OTHER_TENANT_TRACE,
+        question="Globex secret question",
+        answer="Globex secret answer.",
+        chunks=(Chunk(position=0, text="Globex secret answer."),),
+        labels={"tenant": "globex"},
+        started_at=days_ago(0),
+    )
+    claims = (
+        Claim("Refunds take 5 days.", "supported", chunk=0, quote="Refunds take 5 days."),
+        Claim(HOSTILE, "unsupported", critical=True),
+    )
+    with sessions.begin() as session:
+        records.save_records(session, [hostile, other])
+    with sessions.begin() as session:
+        for record_id, record in records.claim_pending(session, "test", 10, 60):
+            if record.trace_id in (HOSTILE_TRACE, OTHER_TENANT_TRACE):
+                judgement = Judgement(judge="offline/v2", status="ok", claims=claims)
+                evaluations.save_evaluation(session, record_id, judgement)
+
+
+@pytest.fixture
+def served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FAITHMON_DATABASE_URL", database_url)
+    monkeypatch.setenv("FAITHMON_SCRUB_KEY", "dashboard-test-key-0123")
+    result = CliRunner().invoke(main, ["demo", "--report", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    settings = Settings.from_env()
+    made = {}
+    with wiring.open_store(settings) as sessions:
+        _hostile_records(sessions)
+        with sessions.begin() as session:
+            for name, scopes, tenant in (
+                ("admin", ["admin"], None),
+                ("acme_reader", ["read"], "acme"),
+                ("ingest_only", ["ingest"], None),
+            ):
+                key, prefix = new_key()
+                store_keys.create_key(session, prefix, key_hash(key), scopes, tenant)
+                made[name] = key
+        auth = wiring.make_auth(settings, sessions, "127.0.0.1")
+        pipeline = Pipeline(lambda batch: None, sampler=KeepAll(), scrubber=identity)
+        app = create_app(pipeline, sessions=sessions, auth=auth)
+        with serve_in_thread(app) as url:
+            yield Served(url, **made)
+
+
+def _get(url: str, key: str | None = None) -> tuple[int, str, dict[str, str]]:
+    headers = {"Accept": "text/html"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url, headers=headers)
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(request, timeout=10) as response:
+            return response.status, response.read().decode(), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(), dict(error.headers)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+PAGES = ("/", "/alerts", f"/traces/{HOSTILE_TRACE}")
+
+
+def test_pages_need_a_read_key_and_keep_tenants_apart(served: Served) -> None:
+    for path in PAGES:
+        status, _, headers = _get(served.url + path)
+        assert status == 303 and headers["location"].startswith("/login?next=")
+        assert _get(served.url + path, served.ingest_only)[0] == 403
+        status, _, headers = _get(served.url + path, served.admin)
+        assert status == 200
+        assert "script-src 'self'" in headers["content-security-policy"]
+        assert "unsafe-inline" not in headers["content-security-policy"]
+    # Another tenant's trace is as absent as a trace never stored.
+    other = f"{served.url}/traces/{OTHER_TENANT_TRACE}"
+    assert _get(other, served.admin)[0] == 200
+    assert _get(other, served.acme_reader)[0] == 404
+    assert _get(f"{served.url}/traces/{'0' * 32}", served.acme_reader)[0] == 404
+    status, body, _ = _get(served.url + "/", served.acme_reader)
+    assert status == 200 and "Globex" not in body
+    # The demo's alerts concern records without a tenant: an acme reader sees none of
+    # their segments, but does see the judge's.
+    _, alerts, _ = _get(served.url + "/alerts", served.acme_reader)
+    assert "model=northwind-llm-1.1" not in alerts and "judge_drift" in alerts
+
+
+@pytest.mark.browser
+def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path) -> None:
+    from playwright.sync_api import Dialog, Request, expect, sync_playwright
+
+    elsewhere: list[str] = []
+    dialogs: list[str] = []
+
+    def note(request: Request) -> None:
+        if not request.url.startswith(served.url):
+            elsewhere.append(request.url)
+
+    def dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("request", note)
+        page.on("dialog", dismiss)
+        page.goto(served.url + "/alerts")
+        expect(page).to_have_url(f"{served.url}/login?next=/alerts")
+        page.get_by_label("API key").fill("fm_00000000_wrong")
+        page.get_by_role("button", name="Log in").click()
+        expect(page.locator(".error")).to_contain_text("unknown or revoked")
+        page.get_by_label("API key").fill(served.admin)
+        page.get_by_role("button", name="Log in").click()
+        expect(page).to_have_url(f"{served.url}/alerts")
+        cookies = page.context.cookies()
+        assert [c["httpOnly"] for c in cookies] == [True]
+        assert [c["sameSite"] for c in cookies] == ["Strict"]
+        assert served.admin not in json.dumps(cookies)
+
+        page.get_by_role("link", name="Overview").click()
+        expect(page.get_by_role("heading", level=1, name="Overview")).to_be_visible()
+        expect(page.locator("svg.chart").first).to_be_visible()
+        page.get_by_role("link", name="open alerts").click()
+        expect(page.locator("table.alerts")).to_be_visible()
+        # From an alert's evidence to the trace's own page, claims marked on the chunks.
+        page.locator("article.example h4 a").first.click()
+        expect(page.get_by_role("heading", level=1, name="Trace")).to_be_visible()
+        expect(page.locator("dd.answer mark").first).to_be_visible()
+        expect(page.locator("section.card h2", has_text="Evaluations")).to_be_visible()
+
+        page.goto(f"{served.url}/traces/{HOSTILE_TRACE}")
+        for payload in PAYLOADS:
+            expect(page.locator("dd.answer")).to_contain_text(payload)
+        expect(page.locator(".chunk-text").first).to_contain_text(PAYLOADS[0])
+        expect(page.locator("body")).to_contain_text("javascript:window.pwned")
+        assert page.evaluate("typeof window.pwned") == "undefined"
+        assert page.title().startswith("Trace ")
+        assert page.locator("main img, main svg[onload], main a[href^=javascript]").count() == 0
+        page.screenshot(path=str(tmp_path / "trace.png"), full_page=True)
+
+        page.get_by_role("button", name="Log out").click()
+        expect(page).to_have_url(f"{served.url}/login")
+        page.goto(served.url + "/")
+        expect(page).to_have_url(f"{served.url}/login?next=/")
+        browser.close()
+    assert elsewhere == [] and dialogs == []
