@@ -1,6 +1,6 @@
-"""The HTTP application of ``faithmon serve``: ingest's OTLP routes, health and
-``/metrics`` in one FastAPI app, whose lifespan runs the ingest pipeline, behind the
-key check of ``guard`` when auth is given."""
+"""The HTTP application of ``faithmon serve``: ingest's OTLP routes, health, ``/metrics``,
+the read API (``/api/v1``) and its reference (``/docs``) in one FastAPI app, whose
+lifespan runs the ingest pipeline, behind the key check of ``guard`` when auth is given."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from .. import __version__
 from ..ingest.http import BODY_DEADLINE_SECONDS, BODY_IDLE_SECONDS, otlp_routes
 from ..ingest.pipeline import Pipeline
 from ..store import Sessions
-from . import metrics, pages
+from . import docs, metrics, pages, v1
 from .auth import AuthConfig, KeyRing
 from .guard import Guard
 from .sessions import SessionSigner
@@ -52,13 +53,15 @@ def create_app(
     *,
     sessions: Sessions | None = None,
     auth: Auth | None = None,
+    reads: v1.ReadOptions | None = None,
     run_pipeline: bool = False,
     before_stop: Callable[[], None] | None = None,
     extra_routes: Sequence[Route] = (),
     body_idle_seconds: float = BODY_IDLE_SECONDS,
     body_deadline_seconds: float = BODY_DEADLINE_SECONDS,
 ) -> FastAPI:
-    """The served app; with ``sessions`` it also serves ``/metrics`` from the store; with
+    """The served app; with ``sessions`` it also serves ``/metrics`` and the read API from
+    the store (``reads``: the judge, drift and budget settings it reports on); with
     ``auth`` every route but ``/healthz`` asks for a key (without it, nothing does: the
     tests of ingest, and the benches, serve so).
 
@@ -87,10 +90,15 @@ def create_app(
             body_deadline_seconds=body_deadline_seconds,
         ),
         health_route(pipeline),
+        docs.route(),
         *([metrics.route(sessions)] if sessions is not None else []),
         # The dashboard's pages, with the login pages when keys are checked.
         *(
-            pages.routes(sessions, (auth.ring, auth.signer) if auth is not None else None)
+            pages.routes(
+                sessions,
+                (auth.ring, auth.signer) if auth is not None else None,
+                judge=reads.judge if reads is not None else None,
+            )
             if sessions is not None
             else []
         ),
@@ -99,12 +107,16 @@ def create_app(
     # FastAPI's own /docs and /redoc load their assets from a CDN: off.
     app = FastAPI(
         title="faithmon",
+        description=v1.DESCRIPTION,
+        version=__version__,
         lifespan=lifespan,
         routes=routes,
         docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json",
     )
+    if sessions is not None:
+        app.include_router(v1.router(sessions, reads))
     if auth is not None:
         app.add_middleware(Guard, ring=auth.ring, config=auth.config, signer=auth.signer)
     return app

@@ -14,6 +14,8 @@ import click
 
 if TYPE_CHECKING:
     from ..api.app import Auth
+    from ..api.v1 import ReadOptions
+    from ..config import Settings
 
 from ..errors import ConfigError
 from . import wiring
@@ -114,6 +116,7 @@ def serve(host: str, port: int, grpc_port: int) -> None:
             before_stop=stop_grpc,
             sessions=sessions,
             auth=None if settings.auth == "off" else auth,
+            reads=_read_options(settings),
         )
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
         server.serve(app, host, port, pipeline, before_drain=stop_grpc)
@@ -187,3 +190,19 @@ def _check_auth(auth: Auth, host: str) -> None:
         )
     else:
         log.info("faithmon: API keys required (FAITHMON_AUTH=%s)", mode)
+
+
+def _read_options(settings: Settings) -> ReadOptions:
+    """What the API reports on: the configured judge (when this process can build it; a
+    receiver may hold no judge key, and then the newest evaluation's judge is shown)."""
+    from ..api.v1 import ReadOptions
+
+    try:
+        judge: str | None = wiring.make_judge(settings).name
+    except ConfigError:
+        judge = None
+    return ReadOptions(
+        judge=judge,
+        drift=wiring.drift_config(settings),
+        daily_token_budget=settings.judge_daily_budget,
+    )

@@ -17,7 +17,7 @@ from .tables import (
 )
 
 
-def _to_alert(row: AlertRow) -> Alert:
+def to_alert(row: AlertRow) -> Alert:
     return Alert(
         id=row.id,
         rule=row.rule,
@@ -36,14 +36,14 @@ def open_alerts(session: Session, rule: str | None = None) -> list[Alert]:
     query = select(AlertRow).where(AlertRow.state != "resolved").order_by(AlertRow.id)
     if rule is not None:
         query = query.where(AlertRow.rule == rule)
-    return [_to_alert(row) for row in session.scalars(query)]
+    return [to_alert(row) for row in session.scalars(query)]
 
 
 def list_alerts(session: Session, include_resolved: bool = True) -> list[Alert]:
     query = select(AlertRow).order_by(AlertRow.id)
     if not include_resolved:
         query = query.where(AlertRow.state != "resolved")
-    return [_to_alert(row) for row in session.scalars(query)]
+    return [to_alert(row) for row in session.scalars(query)]
 
 
 def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
@@ -70,7 +70,7 @@ def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
             row = session.get_one(AlertRow, alert.id)
             for key, value in values.items():
                 setattr(row, key, value)
-        saved.append(_to_alert(row))
+        saved.append(to_alert(row))
     return saved
 
 
@@ -86,12 +86,12 @@ def resolved_alerts(
     if since is not None:
         query = query.where(AlertRow.resolved_at >= since)
     latest = {(row.rule, row.segment_key): row for row in session.scalars(query)}
-    return [_to_alert(row) for row in latest.values()]
+    return [to_alert(row) for row in latest.values()]
 
 
 def get_alert(session: Session, alert_id: int) -> Alert | None:
     row = session.get(AlertRow, alert_id)
-    return _to_alert(row) if row is not None else None
+    return to_alert(row) if row is not None else None
 
 
 def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert | None:
@@ -100,4 +100,4 @@ def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert |
     if row is None:
         return None
     row.details = {**row.details, "acked_by": by, "acked_at": at.isoformat()}
-    return _to_alert(row)
+    return to_alert(row)

@@ -12,9 +12,12 @@ from . import login, overview, trace
 from .shell import static_route
 
 
-def routes(sessions: Sessions, auth: tuple[KeyRing, SessionSigner] | None) -> list[Route]:
-    """Every page; the login pages only when keys are checked at all."""
-    found = [static_route(), *overview.routes(sessions), *trace.routes(sessions)]
+def routes(
+    sessions: Sessions, auth: tuple[KeyRing, SessionSigner] | None, judge: str | None = None
+) -> list[Route]:
+    """Every page; the login pages only when keys are checked at all. ``judge`` is whose
+    scores are shown (None: the judge of the newest evaluation)."""
+    found = [static_route(), *overview.routes(sessions, judge), *trace.routes(sessions)]
     if auth is not None:
         found += login.routes(*auth)
     return found

@@ -18,9 +18,9 @@ from ...store.report import ReportData, load_report
 from .shell import HEADERS, grant_of, not_found, page, tenant_of
 
 
-def _load(sessions: Sessions, tenant: str | None) -> ReportData | None:
+def _load(sessions: Sessions, judge: str | None, tenant: str | None) -> ReportData | None:
     with sessions() as session:
-        judge = evaluations.latest_judge(session)
+        judge = judge or evaluations.latest_judge(session)
         return None if judge is None else load_report(session, judge, tenant=tenant)
 
 
@@ -30,9 +30,9 @@ _EMPTY = (
 )
 
 
-def routes(sessions: Sessions) -> list[Route]:
+def routes(sessions: Sessions, judge: str | None = None) -> list[Route]:
     async def overview(request: Request) -> Response:
-        data = await run_in_threadpool(_load, sessions, tenant_of(request))
+        data = await run_in_threadpool(_load, sessions, judge, tenant_of(request))
         if data is None:
             return page(request, "Overview", "<h1>faithmon</h1>" + _EMPTY, here="/")
         firing = [a for a in data.alerts if a.state != "resolved"]
@@ -43,7 +43,7 @@ def routes(sessions: Sessions) -> list[Route]:
         return page(request, "Overview", body, here="/")
 
     async def alerts(request: Request) -> Response:
-        data = await run_in_threadpool(_load, sessions, tenant_of(request))
+        data = await run_in_threadpool(_load, sessions, judge, tenant_of(request))
         if data is None:
             return page(request, "Alerts", "<h1>Alerts</h1>" + _EMPTY, here="/alerts")
         body = "<h1>Alerts</h1>" + render_alerts(data, link_traces=True)

@@ -1,0 +1,307 @@
+"""``/api/v1/segments``: each drift detector's baseline, current rate with its interval,
+CUSUM, threshold and state (what ``faithmon drift status`` computes: the worker's own
+detectors, run without writing), and one segment's rate per hour or day.
+
+A segment is named in a URL by its canonical text: ``overall``, ``route=billing``, or
+``route=billing,tenant=acme`` (label names sorted, as alerts name them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel, Field
+
+from ... import drift
+from ...jobs.drift import check_drift
+from ...model import Outcome, segment_key
+from ...store import Sessions, reads_segments
+from ...store import baselines as store_baselines
+from ...store import evaluations as store_evaluations
+from ._common import NOT_FOUND, Caller, ReadOptions, Text, UtcTime, caller, not_found
+
+SEGMENT_HELP = (
+    "`overall`, or the segment's labels as `name=value` joined by commas in name order, "
+    "e.g. `route=billing` or `route=billing,tenant=acme`."
+)
+State = Literal["ok", "pending", "firing", "folded", "explained"]
+_ORDER: dict[str, int] = {"firing": 3, "pending": 2, "ok": 1}
+JudgeParam = Annotated[
+    Text | None,
+    Query(max_length=200, description="A judge configuration; default: the configured one."),
+]
+
+
+class Detector(BaseModel):
+    stream: Literal["unsupported", "critical"] = Field(
+        description="Records with an unsupported claim, or with a critical one."
+    )
+    baseline_rate: float
+    baseline_interval: list[float] = Field(description="95% Wilson interval.")
+    baseline_records: int
+    baseline_source: Literal["own", "overall"]
+    records: int = Field(description="Records since the detector last restarted.")
+    current_rate: float = Field(description="Weighted by sampling.")
+    current_interval: list[float] = Field(description="95% Wilson interval.")
+    cusum: float
+    threshold: float = Field(description="Pending at half of it, firing at it.")
+    expected_delay: float | None = Field(description="Records needed to catch the design shift.")
+    records_per_day: float
+    change_at: datetime | None
+    last_at: datetime | None
+    state: State
+    explained_by: str | None = Field(description="The segment whose drift explains this one.")
+
+
+class SegmentOut(BaseModel):
+    segment: str = Field(description=SEGMENT_HELP)
+    labels: dict[str, str]
+    state: State = Field(description="The most alarming of its detectors' states.")
+    detectors: list[Detector]
+
+
+class Silent(BaseModel):
+    segment: str
+    labels: dict[str, str]
+    last_at: datetime
+    per_day: float
+
+
+class Segments(BaseModel):
+    judge: str | None = Field(description="The judge configuration whose scores drift watches.")
+    baseline_ready: bool = Field(description="False while the baseline is still being built.")
+    items: list[SegmentOut] = Field(
+        description="Overall first, then each tenant's overall before its segments."
+    )
+    silent: list[Silent] = Field(description="Watched segments that went quiet.")
+
+
+class BucketOut(BaseModel):
+    start: datetime
+    records: int = Field(description="Scored records (counts, not weighted by sampling).")
+    unsupported: int
+    critical: int
+    rate: float = Field(description="Share of records with an unsupported claim.")
+    interval: list[float] = Field(description="95% Wilson interval of the rate.")
+    critical_rate: float
+
+
+class BaselineOut(BaseModel):
+    source: Literal["own", "overall"]
+    records: int
+    rate: float
+    interval: list[float]
+    critical_rate: float
+    window_start: datetime
+    window_end: datetime
+
+
+class SeriesOut(BaseModel):
+    segment: str
+    labels: dict[str, str]
+    judge: str
+    bucket: Literal["hour", "day"]
+    baseline: BaselineOut | None = Field(description="Null before the baseline is frozen.")
+    buckets: list[BucketOut] = Field(description="Oldest first; empty buckets left out.")
+
+
+def parse_segment(text: str) -> dict[str, str] | None:
+    """``overall`` → {}; ``route=billing,tenant=acme`` → its labels; None when malformed."""
+    if text == "overall":
+        return {}
+    labels: dict[str, str] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if not (sep and name and value) or name in labels or "\x00" in part:
+            return None
+        labels[name] = value
+    return labels
+
+
+def name_of(segment: Mapping[str, str]) -> str:
+    return segment_key(segment) or "overall"
+
+
+def _visible(segment: Mapping[str, str], who: Caller) -> bool:
+    return who.tenant is None or segment.get("tenant") == who.tenant
+
+
+def _interval(bad: float, records: int) -> list[float]:
+    low, high = drift.wilson_interval(bad, records)
+    return [round(low, 4), round(high, 4)]
+
+
+def _detector(r: drift.Reading) -> Detector:
+    state: State = "folded" if r.folded else "explained" if r.explained_by else r.level
+    return Detector(
+        stream=r.stream,
+        baseline_rate=round(r.baseline_rate, 4),
+        baseline_interval=_interval(r.baseline_rate * r.baseline.records, r.baseline.records),
+        baseline_records=r.baseline.records,
+        baseline_source=r.baseline_source,
+        records=r.records,
+        current_rate=round(r.rate, 4),
+        current_interval=_interval(r.unsupported, r.records),
+        cusum=round(r.statistic, 3),
+        threshold=r.threshold,
+        expected_delay=round(r.expected_delay, 1) if r.expected_delay is not None else None,
+        records_per_day=round(r.per_day, 1),
+        change_at=r.change_at,
+        last_at=r.last_at,
+        state=state,
+        explained_by=name_of(r.explained_by) if r.explained_by is not None else None,
+    )
+
+
+def _place(segment: Mapping[str, str]) -> tuple[str, int, str]:
+    """Overall first, then each tenant's own overall before the segments within it."""
+    return (segment.get("tenant", ""), len(segment), segment_key(segment))
+
+
+def _segments(readings: Sequence[drift.Reading]) -> list[SegmentOut]:
+    grouped: dict[str, list[drift.Reading]] = {}
+    for reading in readings:
+        grouped.setdefault(segment_key(reading.segment), []).append(reading)
+    items = []
+    for key in sorted(grouped, key=lambda k: _place(grouped[k][0].segment)):
+        detectors = [_detector(r) for r in grouped[key]]
+        worst = max(detectors, key=lambda d: _ORDER.get(d.state, 0)).state
+        segment = grouped[key][0].segment
+        items.append(
+            SegmentOut(
+                segment=name_of(segment), labels=dict(segment), state=worst, detectors=detectors
+            )
+        )
+    return items
+
+
+@dataclass(frozen=True, slots=True)
+class _Watch:
+    judge: str
+    config: drift.DriftConfig
+
+
+def _bucket_start(at: datetime, bucket: Literal["hour", "day"]) -> datetime:
+    hour = at.replace(minute=0, second=0, microsecond=0)
+    return hour.replace(hour=0) if bucket == "day" else hour
+
+
+def _buckets(outcomes: Sequence[Outcome], bucket: Literal["hour", "day"]) -> list[BucketOut]:
+    tally: dict[datetime, list[int]] = {}
+    for o in outcomes:
+        counts = tally.setdefault(_bucket_start(o.at, bucket), [0, 0, 0])
+        counts[0] += 1
+        counts[1] += o.unsupported
+        counts[2] += o.critical
+    return [
+        BucketOut(
+            start=start,
+            records=n,
+            unsupported=u,
+            critical=c,
+            rate=round(u / n, 4),
+            interval=_interval(u, n),
+            critical_rate=round(c / n, 4),
+        )
+        for start, (n, u, c) in sorted(tally.items())
+    ]
+
+
+def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
+    api = APIRouter(tags=["segments"])
+
+    def watch(judge: str | None) -> _Watch | None:
+        with sessions() as session:
+            name = judge or options.judge or store_evaluations.latest_judge(session)
+            if name is None:
+                return None
+            config = options.drift or drift.DriftConfig(
+                dimensions=reads_segments.baseline_labels(session, name)
+            )
+        return _Watch(name, config)
+
+    @api.get("/segments", response_model=Segments)
+    def list_segments(
+        who: Annotated[Caller, Depends(caller)], judge: JudgeParam = None
+    ) -> Segments:
+        """Every drift detector per segment: baseline, current rate with its interval, CUSUM,
+        threshold and state, as the worker's next drift run would see them."""
+        watched = watch(judge)
+        if watched is None:
+            return Segments(judge=None, baseline_ready=False, items=[], silent=[])
+        run = check_drift(sessions, watched.judge, watched.config, dry_run=True)
+        readings = [r for r in run.readings if _visible(r.segment, who)]
+        return Segments(
+            judge=watched.judge,
+            baseline_ready=run.baseline_ready,
+            items=_segments(readings),
+            silent=[
+                Silent(
+                    segment=name_of(s.segment),
+                    labels=dict(s.segment),
+                    last_at=s.last_at,
+                    per_day=s.per_day,
+                )
+                for s in run.silent
+                if _visible(s.segment, who)
+            ],
+        )
+
+    @api.get("/segments/{segment:path}/series", response_model=SeriesOut, responses=NOT_FOUND)
+    def segment_series(
+        who: Annotated[Caller, Depends(caller)],
+        segment: Annotated[str, Path(description=SEGMENT_HELP)],
+        bucket: Literal["hour", "day"] = "hour",
+        since: UtcTime | None = None,
+        until: UtcTime | None = None,
+        judge: JudgeParam = None,
+    ) -> SeriesOut:
+        """One segment's scored records per hour or day, beside its frozen baseline."""
+        labels = parse_segment(segment)
+        if labels is None or not _visible(labels, who):
+            raise not_found("such segment")
+        watched = watch(judge)
+        if watched is None:
+            raise not_found("such segment")
+        with sessions() as session:
+            outcomes = store_evaluations.outcomes(session, watched.judge, since, evidence=False)
+            frozen = store_baselines.load_baselines(session, watched.judge)
+        mine = [
+            o
+            for o in outcomes
+            if all(o.labels.get(k) == v for k, v in labels.items())
+            and (until is None or o.at < until)
+        ]
+        key = segment_key(labels)
+        own = frozen.segments.get(key) if frozen is not None else None
+        if not mine and own is None:
+            raise not_found("such segment")
+        baseline = None
+        # A segment too thin for a baseline of its own is compared with its partition's
+        # overall (its tenant's, or the whole untenanted traffic's), as its detector is.
+        parent = segment_key({"tenant": labels["tenant"]}) if "tenant" in labels else ""
+        chosen = own or (frozen.segments.get(parent) if frozen is not None else None)
+        if frozen is not None and chosen is not None:
+            baseline = BaselineOut(
+                source="own" if own is not None else "overall",
+                records=chosen.records,
+                rate=round(chosen.rate, 4),
+                interval=_interval(chosen.rate * chosen.records, chosen.records),
+                critical_rate=round(chosen.rate_of("critical"), 4),
+                window_start=frozen.start,
+                window_end=frozen.end,
+            )
+        return SeriesOut(
+            segment=name_of(labels),
+            labels=labels,
+            judge=watched.judge,
+            bucket=bucket,
+            baseline=baseline,
+            buckets=_buckets(mine, bucket),
+        )
+
+    return api

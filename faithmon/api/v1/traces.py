@@ -1,0 +1,265 @@
+"""``/api/v1/traces``: stored RAG records, filtered and paged, and one record whole with
+every evaluation of it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel, Field, StringConstraints
+
+from ...model import Chunk, Claim
+from ...store import Sessions
+from ...store import reads_traces as reads
+from ._common import (
+    MAX_PAGE,
+    NOT_FOUND,
+    Caller,
+    Page,
+    Text,
+    UtcTime,
+    caller,
+    encode_cursor,
+    not_found,
+    time_cursor,
+)
+
+Status = Literal["pending", "scored", "no_context", "incomplete_evidence", "judge_error"]
+Verdict = Literal["supported", "contradicted", "unsupported"]
+STATUS_HELP = "pending, scored, no_context, incomplete_evidence or judge_error"
+
+# Label names as instrumentation writes them: anything else cannot name a stored label,
+# and a name is spliced into a JSON path (SQLite), so it is checked before any query.
+LabelPair = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.\-]{1,100}:[^\x00]*$")]
+
+
+class TraceItem(BaseModel):
+    trace_id: str
+    started_at: datetime
+    status: str = Field(description=STATUS_HELP)
+    faithfulness: float | None = Field(description="Strict score of the shown evaluation.")
+    lenient: float | None
+    critical: bool = Field(description="The shown evaluation has a critical unsupported claim.")
+    judge: str | None = Field(description="Judge configuration of the shown evaluation.")
+    labels: dict[str, str]
+    question: str
+
+
+class ChunkOut(BaseModel):
+    position: int
+    id: str | None = Field(description="The document id, as the retriever reported it.")
+    score: float | None
+    text: str
+    metadata: dict[str, Any]
+
+
+class Sampling(BaseModel):
+    decision: Literal["kept"] = Field(description="Only kept traces are stored.")
+    reason: str = Field(description="`sampled` (the ratio) or `rule:<name>` (keep-always).")
+    keep_requested: str | None = Field(description="Why the app asked to keep the trace.")
+
+
+class ClaimOut(BaseModel):
+    text: str
+    verdict: Verdict
+    chunk: int | None = Field(description="Position of the chunk the claim cites.")
+    quote: str | None = Field(description="The evidence span quoted from that chunk.")
+    critical: bool
+    flags: list[str]
+
+
+class UsageOut(BaseModel):
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    retries: int
+
+
+class EvaluationOut(BaseModel):
+    judge: str = Field(description="The judge configuration's fingerprint.")
+    status: Literal["ok", "no_claims", "empty_context", "judge_error"]
+    faithfulness: float | None
+    lenient: float | None
+    unsupported: bool
+    critical_unsupported: bool
+    claims: list[ClaimOut]
+    error: str | None
+    raw: str | None = Field(description="For a judge error: the judge's reply as it came.")
+    usage: UsageOut
+    latency_ms: float
+    created_at: datetime
+
+
+class FeedbackOut(BaseModel):
+    value: str | int | float | bool
+    at: datetime
+
+
+class TraceOut(BaseModel):
+    trace_id: str
+    started_at: datetime
+    ingested_at: datetime
+    status: str = Field(description=STATUS_HELP)
+    question: str
+    answer: str
+    chunks: list[ChunkOut] = Field(description="As passed to the generator, in order.")
+    retrieved: list[ChunkOut] = Field(
+        description="As the retriever returned them, when the generator was given others."
+    )
+    labels: dict[str, str]
+    sampling: Sampling
+    incomplete_reason: str | None
+    convention: str
+    repairs: list[str]
+    generation: dict[str, Any]
+    feedback: list[FeedbackOut]
+    evaluations: list[EvaluationOut] = Field(description="Oldest first.")
+
+
+def _chunk(chunk: Chunk) -> ChunkOut:
+    return ChunkOut(
+        position=chunk.position,
+        id=chunk.id,
+        score=chunk.score,
+        text=chunk.text,
+        metadata=dict(chunk.metadata),
+    )
+
+
+def _claim(claim: Claim) -> ClaimOut:
+    return ClaimOut(
+        text=claim.text,
+        verdict=claim.verdict,
+        chunk=claim.chunk,
+        quote=claim.quote,
+        critical=claim.critical,
+        flags=list(claim.flags),
+    )
+
+
+def _evaluation(stored: reads.StoredEvaluation) -> EvaluationOut:
+    j = stored.judgement
+    return EvaluationOut(
+        judge=j.judge,
+        status=j.status,
+        faithfulness=j.faithfulness,
+        lenient=j.lenient,
+        unsupported=j.unsupported,
+        critical_unsupported=j.critical_unsupported,
+        claims=[_claim(c) for c in j.claims],
+        error=j.error,
+        raw=j.raw,
+        usage=UsageOut(
+            calls=j.usage.calls,
+            prompt_tokens=j.usage.prompt_tokens,
+            completion_tokens=j.usage.completion_tokens,
+            retries=j.usage.retries,
+        ),
+        latency_ms=j.latency_ms,
+        created_at=stored.created_at,
+    )
+
+
+def trace_out(detail: reads.TraceDetail) -> TraceOut:
+    record = detail.record
+    return TraceOut(
+        trace_id=record.trace_id,
+        started_at=record.started_at,
+        ingested_at=detail.ingested_at,
+        status=detail.status,
+        question=record.question,
+        answer=record.answer,
+        chunks=[_chunk(c) for c in record.chunks],
+        retrieved=[_chunk(c) for c in record.retrieved],
+        labels=dict(record.labels),
+        sampling=Sampling(decision="kept", reason=record.sample_reason, keep_requested=record.keep),
+        incomplete_reason=record.incomplete,
+        convention=record.convention,
+        repairs=list(record.repairs),
+        generation=dict(record.generation),
+        feedback=[FeedbackOut(value=f.value, at=f.at) for f in detail.feedback],
+        evaluations=[_evaluation(e) for e in detail.evaluations],
+    )
+
+
+def _labels(pairs: list[str] | None) -> dict[str, str]:
+    # Each pair matched LabelPair already: a name, a colon, then the value (colons and all).
+    return dict(pair.partition(":")[::2] for pair in pairs or ())
+
+
+def router(sessions: Sessions) -> APIRouter:
+    api = APIRouter(tags=["traces"])
+
+    @api.get("/traces", response_model=Page[TraceItem])
+    def list_traces(
+        who: Annotated[Caller, Depends(caller)],
+        status: Status | None = None,
+        label: Annotated[
+            list[LabelPair] | None,
+            Query(description="`key:value`; repeat it to ask for every pair.", max_length=20),
+        ] = None,
+        since: Annotated[UtcTime | None, Query(description="Started at or after.")] = None,
+        until: Annotated[UtcTime | None, Query(description="Started before.")] = None,
+        max_score: Annotated[float | None, Query(ge=0, le=1)] = None,
+        critical: Annotated[
+            bool | None,
+            Query(description="true: has a critical unsupported claim; false: has none."),
+        ] = None,
+        judge: Annotated[
+            Text | None, Query(max_length=200, description="Evaluated by this configuration.")
+        ] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+        cursor: Annotated[Text | None, Query(max_length=200)] = None,
+    ) -> Page[TraceItem]:
+        """Stored traces, newest first. Scores are those of each trace's newest evaluation
+        (by `judge`, when given); `max_score` and `critical` apply to that evaluation."""
+        where = reads.TraceFilter(
+            tenant=who.tenant,
+            status=status,
+            labels=_labels(label),
+            since=since,
+            until=until,
+            max_score=max_score,
+            critical=critical,
+            judge=judge,
+        )
+        after = time_cursor(cursor)
+        with sessions() as session:
+            page = reads.list_traces(session, where, limit, after)
+        return Page[TraceItem](
+            items=[
+                TraceItem(
+                    trace_id=t.trace_id,
+                    started_at=t.started_at,
+                    status=t.status,
+                    faithfulness=t.faithfulness,
+                    lenient=t.lenient,
+                    critical=t.critical,
+                    judge=t.judge,
+                    labels=dict(t.labels),
+                    question=t.question,
+                )
+                for t in page.items
+            ],
+            next_cursor=(
+                encode_cursor(page.next[0].isoformat(), page.next[1]) if page.next else None
+            ),
+        )
+
+    @api.get("/traces/{trace_id}", response_model=TraceOut, responses=NOT_FOUND)
+    def show_trace(
+        who: Annotated[Caller, Depends(caller)],
+        trace_id: Annotated[str, Path(description="32 hex digits.")],
+    ) -> TraceOut:
+        """One trace whole: question, chunks, answer, labels, sampling, and every evaluation
+        with its claims (another tenant's trace is unknown here: 404)."""
+        if len(trace_id) > 32 or "\x00" in trace_id:
+            raise not_found("such trace")
+        with sessions() as session:
+            detail = reads.load_trace(session, trace_id, who.tenant)
+        if detail is None:
+            raise not_found("such trace")
+        return trace_out(detail)
+
+    return api

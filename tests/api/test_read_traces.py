@@ -1,0 +1,219 @@
+"""``/api/v1/traces`` over real HTTP on SQLite and PostgreSQL: pages that lose and repeat
+nothing, every filter against what the seed says, one trace whole, 404s and 422s."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.api.client import call, every_page, get
+from tests.api.seed import (
+    JUDGE,
+    OTHER_JUDGE,
+    RECORDS,
+    T0,
+    Seeded,
+    make_record,
+    shown,
+    status_of,
+)
+
+
+def trace_id(n: int) -> str:
+    return make_record(n).trace_id
+
+
+def newest_first(ns: list[int]) -> list[str]:
+    return [trace_id(n) for n in sorted(ns, key=lambda n: make_record(n).started_at, reverse=True)]
+
+
+@pytest.mark.parametrize("limit", [1, 7, 90, 500])
+def test_pages_hold_every_trace_once_newest_first(api: Seeded, limit: int) -> None:
+    """Following next_cursor from the first page yields every trace once, newest first."""
+    items = every_page(api.url, "/api/v1/traces", api.keys["admin"], limit)
+    assert [i["trace_id"] for i in items] == newest_first(list(range(RECORDS)))
+
+
+def test_pages_under_a_filter_hold_every_match_once(api: Seeded) -> None:
+    """A cursor keeps the filter's place: filtered pages neither repeat nor skip."""
+    items = every_page(
+        api.url, "/api/v1/traces", api.keys["admin"], 4, label=["route:search"], max_score=0.5
+    )
+    expected = [
+        n
+        for n in range(RECORDS)
+        if make_record(n).labels["route"] == "search"
+        and (s := shown(n)) is not None
+        and s.faithfulness is not None
+        and s.faithfulness <= 0.5
+    ]
+    assert [i["trace_id"] for i in items] == newest_first(expected)
+
+
+def _score_at_most(limit: float, judge: str | None = None) -> Callable[[int], bool]:
+    def test(n: int) -> bool:
+        s = shown(n, judge)
+        return s is not None and s.faithfulness is not None and s.faithfulness <= limit
+
+    return test
+
+
+WINDOW = (T0 + timedelta(hours=10), T0 + timedelta(hours=20))
+FILTERS: list[tuple[dict[str, Any], Callable[[int], bool]]] = [
+    ({"status": "pending"}, lambda n: status_of(n) == "pending"),
+    ({"status": "judge_error"}, lambda n: status_of(n) == "judge_error"),
+    ({"label": ["route:search"]}, lambda n: make_record(n).labels["route"] == "search"),
+    (
+        {"label": ["route:billing", "tenant:globex"]},
+        lambda n: dict(make_record(n).labels) == {"route": "billing", "tenant": "globex"},
+    ),
+    ({"label": ["model:none-has-it"]}, lambda n: False),
+    (
+        {"since": WINDOW[0].isoformat(), "until": WINDOW[1].isoformat()},
+        lambda n: WINDOW[0] <= make_record(n).started_at < WINDOW[1],
+    ),
+    (
+        # An offset is honoured, and a time without one is UTC.
+        {"since": WINDOW[0].replace(tzinfo=None).isoformat()},
+        lambda n: WINDOW[0] <= make_record(n).started_at,
+    ),
+    (
+        {"until": WINDOW[1].astimezone(datetime.now().astimezone().tzinfo).isoformat()},
+        lambda n: make_record(n).started_at < WINDOW[1],
+    ),
+    ({"max_score": 0.5}, _score_at_most(0.5)),
+    ({"max_score": 0}, _score_at_most(0)),
+    ({"critical": "true"}, lambda n: (s := shown(n)) is not None and s.critical),
+    ({"critical": "false"}, lambda n: not ((s := shown(n)) is not None and s.critical)),
+    ({"judge": OTHER_JUDGE}, lambda n: shown(n, OTHER_JUDGE) is not None),
+    ({"judge": JUDGE, "max_score": 0.5}, _score_at_most(0.5, JUDGE)),
+    (
+        {"judge": JUDGE, "critical": "true", "label": ["tenant:acme"]},
+        lambda n: (
+            (s := shown(n, JUDGE)) is not None
+            and s.critical
+            and make_record(n).labels.get("tenant") == "acme"
+        ),
+    ),
+    ({"judge": "no/such-judge"}, lambda n: False),
+]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"), FILTERS, ids=[str(sorted(f.items())) for f, _ in FILTERS]
+)
+def test_each_filter_selects_what_it_names(
+    api: Seeded, params: dict[str, Any], expected: Callable[[int], bool]
+) -> None:
+    """Each filter (and combinations) yields exactly the seeded traces it describes."""
+    items = every_page(api.url, "/api/v1/traces", api.keys["admin"], 500, **params)
+    assert [i["trace_id"] for i in items] == newest_first(
+        [n for n in range(RECORDS) if expected(n)]
+    )
+
+
+def test_list_items_show_the_newest_evaluation_or_the_judges_own(api: Seeded) -> None:
+    """An item shows its newest evaluation; with `judge`, that configuration's instead."""
+    key = api.keys["admin"]
+    first = get(api.url, "/api/v1/traces", key, until=(T0 + timedelta(minutes=1)).isoformat())
+    (item,) = first["items"]
+    assert item["trace_id"] == trace_id(0)
+    assert (item["judge"], item["faithfulness"], item["critical"]) == (OTHER_JUDGE, 1.0, False)
+    assert item["labels"] == {"route": "billing", "tenant": "acme"}
+    assert item["question"] == "question 0 of acme" and item["status"] == "scored"
+    assert datetime.fromisoformat(item["started_at"]) == T0
+    by_judge = get(
+        api.url, "/api/v1/traces", key, judge=JUDGE, until=(T0 + timedelta(minutes=1)).isoformat()
+    )
+    (item,) = by_judge["items"]
+    assert (item["judge"], item["faithfulness"], item["lenient"], item["critical"]) == (
+        JUDGE,
+        0.5,
+        0.5,
+        True,
+    )
+    pending = get(api.url, "/api/v1/traces", key, status="pending", limit=1)["items"][0]
+    assert pending["judge"] is None and pending["faithfulness"] is None
+
+
+def test_a_trace_is_shown_whole(api: Seeded) -> None:
+    """The detail holds the record as stored and every evaluation with its claims."""
+    trace = get(api.url, f"/api/v1/traces/{trace_id(0)}", api.keys["admin"])
+    record = make_record(0)
+    assert trace["question"] == record.question and trace["answer"] == record.answer
+    assert [(c["position"], c["id"], c["score"], c["text"]) for c in trace["chunks"]] == [
+        (c.position, c.id, c.score, c.text) for c in record.chunks
+    ]
+    assert trace["labels"] == dict(record.labels)
+    assert trace["sampling"] == {"decision": "kept", "reason": "sampled", "keep_requested": None}
+    assert trace["status"] == "scored"
+    assert [f["value"] for f in trace["feedback"]] == ["thumbs_down"]
+    first, second = trace["evaluations"]
+    assert (first["judge"], second["judge"]) == (JUDGE, OTHER_JUDGE)
+    assert first["status"] == "ok" and first["faithfulness"] == 0.5
+    assert first["unsupported"] and first["critical_unsupported"]
+    assert [(c["verdict"], c["chunk"], c["quote"], c["critical"]) for c in first["claims"]] == [
+        ("supported", 0, "3 March", False),
+        ("contradicted", 1, None, True),
+    ]
+    assert first["usage"] == {
+        "calls": 1,
+        "prompt_tokens": 120,
+        "completion_tokens": 30,
+        "retries": 0,
+    }
+    assert first["latency_ms"] == 12.5
+    made = datetime.fromisoformat(first["created_at"])
+    assert made.tzinfo is not None
+    assert made <= datetime.fromisoformat(second["created_at"])
+    assert datetime.fromisoformat(trace["ingested_at"]) <= made
+    kept_by_rule = get(api.url, f"/api/v1/traces/{trace_id(3)}", api.keys["admin"])
+    assert kept_by_rule["sampling"]["reason"] == "rule:error"
+    failed = get(api.url, f"/api/v1/traces/{trace_id(8)}", api.keys["admin"])
+    (evaluation,) = failed["evaluations"]
+    assert evaluation["status"] == "judge_error" and evaluation["error"] == "timeout"
+    assert evaluation["faithfulness"] is None and evaluation["claims"] == []
+
+
+@pytest.mark.parametrize("unknown", ["f" * 32, "0" * 31, "x" * 40, "%00"])
+def test_an_unknown_trace_is_404(api: Seeded, unknown: str) -> None:
+    """A trace id the store does not hold answers 404 with a reason."""
+    status, body, _ = call(api.url, f"/api/v1/traces/{unknown}", api.keys["admin"])
+    assert status == 404 and body == {"detail": "no such trace"}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"status": "lost"},
+        {"label": "route"},
+        {"label": "a b:c"},
+        {"since": "yesterday"},
+        {"max_score": "1.5"},
+        {"max_score": "nan"},
+        {"critical": "maybe"},
+        {"limit": "0"},
+        {"limit": "501"},
+        {"cursor": "not-a-cursor"},
+        {"cursor": "WyJ4IiwxXQ"},  # ["x", 1]: a cursor's shape, not its values
+        {"judge": "a\x00b"},
+    ],
+)
+def test_a_bad_query_value_is_422_with_its_reason(api: Seeded, params: dict[str, str]) -> None:
+    """Bad values are refused before any query runs, naming the parameter."""
+    status, body, _ = call(api.url, "/api/v1/traces", api.keys["admin"], **params)
+    assert status == 422, body
+    (problem,) = body["detail"]
+    assert next(iter(params)) in problem["loc"] and problem["msg"]
+
+
+@pytest.mark.parametrize(
+    "since", ["0001-01-01T00:00:00+05:00", "0001-01-01T00:00:00", "9999-12-31T23:59:59-05:00"]
+)
+def test_times_at_the_ends_of_the_calendar_still_answer(api: Seeded, since: str) -> None:
+    """A time before year 1 once in UTC is as early as a time can be; one after 9999 as late."""
+    items = get(api.url, "/api/v1/traces", api.keys["admin"], since=since, limit=500)["items"]
+    assert len(items) == (0 if since.startswith("9999") else RECORDS)
