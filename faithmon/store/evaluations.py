@@ -144,6 +144,4 @@ def outcomes(
 def latest_judge(session: Session) -> str | None:
     """The judge configuration that wrote the newest evaluation: the one a reader of the
     dashboard sees scores of (the server itself judges nothing)."""
-    return session.scalar(
-        select(EvaluationRow.judge).order_by(EvaluationRow.id.desc()).limit(1)
-    )
+    return session.scalar(select(EvaluationRow.judge).order_by(EvaluationRow.id.desc()).limit(1))
