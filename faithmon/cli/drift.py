@@ -22,7 +22,7 @@ def drift_group() -> None:
 
 def _state(reading: drift.Reading) -> str:
     if reading.folded:
-        return "folded into overall"
+        return "folded into " + (segment_key(reading.partition) or "overall")
     if reading.explained_by is not None:
         return "explained by " + segment_key(reading.explained_by)
     return reading.level
@@ -46,7 +46,9 @@ def drift_status(as_json: bool) -> None:
         )
         return
     rows: list[dict[str, Any]] = []
+    partitions: list[str] = []
     for reading in run.readings:
+        partitions.append(segment_key(reading.partition))
         low, high = drift.wilson_interval(reading.unsupported, reading.records)
         rows.append(
             {
@@ -71,21 +73,33 @@ def drift_status(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
+    # Tenants' partitions each under a heading, their longer names aligned; with none,
+    # one table as ever.
+    headed = any(partitions)
+    width = max([30] + [len(segment_key(row["segment"])) for row in rows if headed])
     click.echo(
-        f"{'segment':<30} {'stream':<11} {'baseline':>8} {'current (95%)':>22} {'n':>6}"
+        f"{'segment':<{width}} {'stream':<11} {'baseline':>8} {'current (95%)':>22} {'n':>6}"
         f" {'cusum':>7} {'h':>6}  state"
     )
-    for row in rows:
+    for at, (row, partition) in enumerate(zip(rows, partitions, strict=True)):
+        if headed and (at == 0 or partition != partitions[at - 1]):
+            click.echo(f"-- partition {partition or 'without a tenant'}")
         name = segment_key(row["segment"]) or "overall"
         low, high = row["current_interval"]
         current = f"{row['current_rate']:.1%} ({low:.1%}-{high:.1%})"
         click.echo(
-            f"{name:<30} {row['stream']:<11} {row['baseline_rate']:>8.1%} {current:>22}"
+            f"{name:<{width}} {row['stream']:<11} {row['baseline_rate']:>8.1%} {current:>22}"
             f" {row['records']:>6} {row['statistic']:>7.2f} {row['threshold']:>6.2f}"
             f"  {row['state']}"
         )
     for item in silent:
         click.echo(f"silent: {segment_key(item['segment']) or 'overall'} since {item['last_at']}")
+    for root in run.building:
+        click.echo(
+            f"building the baseline of {segment_key(root) or 'the records without a tenant'}:"
+            f" it needs {config.segment_min_baseline} scored records over"
+            f" {config.baseline_days:g} days"
+        )
 
 
 @drift_group.command("calibrate")
@@ -138,20 +152,26 @@ def drift_calibrate(days: int, dry_run: bool, reset: bool, as_json: bool) -> Non
     if as_json:
         click.echo(json.dumps([asdict(c) for c in result], indent=2))
         return
+    partitions = [segment_key(config.partition_of(c.segment)) for c in result]
+    headed = any(partitions)
+    width = max([30] + [len(segment_key(c.segment)) for c in result if headed])
     click.echo(
-        f"{'segment':<30} {'stream':<11} {'per day':>8} {'baseline':>8} {'seen':>7}"
+        f"{'segment':<{width}} {'stream':<11} {'per day':>8} {'baseline':>8} {'seen':>7}"
         f" {'h budget':>8} {'h':>6} {'delay':>6} {'alarms':>7}  note"
     )
-    for c in result:
+    for at, (c, partition) in enumerate(zip(result, partitions, strict=True)):
+        if headed and (at == 0 or partition != partitions[at - 1]):
+            click.echo(f"-- partition {partition or 'without a tenant'}")
         name = segment_key(c.segment) or "overall"
         click.echo(
-            f"{name:<30} {c.stream:<11} {c.per_day:>8.1f} {c.baseline_rate:>8.1%}"
+            f"{name:<{width}} {c.stream:<11} {c.per_day:>8.1f} {c.baseline_rate:>8.1%}"
             f" {c.observed_rate:>7.1%} {c.budget_threshold:>8.2f} {c.threshold:>6.2f}"
             f" {c.expected_delay:>6.0f} {c.replay_alarms_budget:>3}->{c.replay_alarms:<3}  {c.note}"
         )
+    spread = f" across {len(set(partitions))} partitions" if headed else ""
     click.echo(
         f"\n{len(result)} detectors over {days} days of history; budget "
-        f"{config.false_alarms:g} false alarms per 30 days. "
+        f"{config.false_alarms:g} false alarms per 30 days{spread}. "
         + ("Dry run: nothing stored." if dry_run else "Thresholds stored.")
     )
 

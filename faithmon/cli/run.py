@@ -23,7 +23,7 @@ from ._common import configure_logging, load_settings
 
 
 @click.command()
-@click.option("--requests", "count", default=400, show_default=True, help="Requests to send.")
+@click.option("--requests", "count", default=1000, show_default=True, help="Requests to send.")
 @click.option("--seed", default=7, show_default=True, help="Seed of the simulated traffic.")
 @click.option(
     "--report",

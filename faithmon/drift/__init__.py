@@ -1,8 +1,10 @@
-"""Drift detection: production drift per segment (pure functions over outcomes)."""
+"""Drift detection: production drift per segment, per tenant partition (pure functions
+over outcomes)."""
 
 from ..model import MIN_RATE, Baseline, FrozenBaselines, Stream
 from .arl import alarm_rate, cusum, first_alarm, increments, run_length, threshold_for
-from .baseline import baseline_window, compute_baselines, freeze, wilson_interval
+from .baseline import baseline_window, compute_baselines, freeze, partitions, wilson_interval
+from .budget import thresholds
 from .calibrate import Calibration, calibrate
 from .config import (
     CRITICAL_RULE,
@@ -10,11 +12,12 @@ from .config import (
     RULE,
     RULES,
     STREAMS,
+    TENANT,
     DriftConfig,
     Level,
     detector_key,
 )
-from .detect import Reading, detect, restart_points, thresholds
+from .detect import Reading, detect, restart_points
 from .silence import Silence, silences
 from .weights import REASONS as SAMPLING_REASONS
 from .weights import sampling_weights, weigh
@@ -27,6 +30,7 @@ __all__ = [
     "RULES",
     "SAMPLING_REASONS",
     "STREAMS",
+    "TENANT",
     "Baseline",
     "Calibration",
     "DriftConfig",
@@ -45,6 +49,7 @@ __all__ = [
     "first_alarm",
     "freeze",
     "increments",
+    "partitions",
     "restart_points",
     "run_length",
     "sampling_weights",

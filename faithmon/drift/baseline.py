@@ -1,10 +1,18 @@
-"""Baselines to freeze: the window they are taken from, their weighted counts and wobble."""
+"""Baselines to freeze: the windows they are taken from, their weighted counts and wobble.
+
+The judge configuration's first window is found over all its records, as ever. Each
+partition (see :attr:`.config.DriftConfig.partition`) with at least
+``segment_min_baseline`` records in it freezes there; one with fewer, or first seen
+later (a new tenant), freezes over a window of its own once its records span
+``baseline_days`` and number ``segment_min_baseline``. No partition's baseline is ever
+taken from another's records, and none waits on another's.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from ..model import Baseline, FrozenBaselines, Outcome, Stream, segment_key, segments_of
@@ -73,37 +81,90 @@ def compute_baselines(
     outcomes: Sequence[Outcome], window_end: datetime, config: DriftConfig
 ) -> dict[str, Baseline]:
     """Per segment: records, sampling-weighted bad counts scaled to those records, and
-    how much each rate wobbled within the window."""
-    items: dict[str, list[Outcome]] = {}
+    how much each rate wobbled within the window. Each partition's overall is kept
+    whatever its size; other segments need ``segment_min_baseline`` records."""
+    return {
+        key: baseline for key, (_, baseline) in _baselines(outcomes, window_end, config).items()
+    }
+
+
+def _baselines(
+    outcomes: Sequence[Outcome], window_end: datetime, config: DriftConfig
+) -> dict[str, tuple[str, Baseline]]:
+    """Segment key → (the key of its partition's overall, its baseline)."""
+    items: dict[str, tuple[str, list[Outcome]]] = {}
     for outcome in outcomes:
         if outcome.at > window_end:
             break
-        for segment in segments_of(outcome.labels, config.dimensions):
-            items.setdefault(segment_key(segment), []).append(outcome)
+        root = segment_key(config.partition_of(outcome.labels))
+        for segment in segments_of(outcome.labels, config.dimensions, config.partition):
+            items.setdefault(segment_key(segment), (root, []))[1].append(outcome)
     result = {}
-    for key, group in items.items():
+    for key, (root, group) in items.items():
         n = len(group)
-        if key != "" and n < config.segment_min_baseline:
+        if key != root and n < config.segment_min_baseline:
             continue
         w = sum(o.weight for o in group)
         u = sum(o.weight for o in group if o.unsupported)
         c = sum(o.weight for o in group if o.critical)
-        result[key] = Baseline(
-            n,
-            round(u / w * n),
-            round(c / w * n),
-            round(excess_spread([(o.weight, o.unsupported) for o in group]), 5),
-            round(excess_spread([(o.weight, o.critical) for o in group]), 5),
+        result[key] = (
+            root,
+            Baseline(
+                n,
+                round(u / w * n),
+                round(c / w * n),
+                round(excess_spread([(o.weight, o.unsupported) for o in group]), 5),
+                round(excess_spread([(o.weight, o.critical) for o in group]), 5),
+            ),
         )
     return result
 
 
-def freeze(outcomes: Sequence[Outcome], config: DriftConfig) -> FrozenBaselines | None:
-    """The baselines to freeze, once the outcomes cover the baseline window; else None."""
-    window = baseline_window(outcomes, config)
-    if window is None:
-        return None
-    return FrozenBaselines(*window, compute_baselines(outcomes, window[1], config))
+def partitions(
+    outcomes: Sequence[Outcome], config: DriftConfig
+) -> dict[str, tuple[dict[str, str], list[Outcome]]]:
+    """Partition overall key → (that overall, its outcomes in order)."""
+    result: dict[str, tuple[dict[str, str], list[Outcome]]] = {}
+    for outcome in outcomes:
+        root = config.partition_of(outcome.labels)
+        result.setdefault(segment_key(root), (root, []))[1].append(outcome)
+    return result
+
+
+def freeze(
+    outcomes: Sequence[Outcome], config: DriftConfig, frozen: FrozenBaselines | None = None
+) -> FrozenBaselines | None:
+    """``frozen`` (the baselines frozen so far) with those of every partition that can
+    freeze now; None while nothing can (the first window is not complete yet).
+
+    With no partition label, or records of one partition only, this is one window
+    over all the records, frozen once: what it always was.
+    """
+    segments = dict(frozen.segments) if frozen is not None else {}
+    windows = {key: frozen.window_of(key) for key in segments} if frozen is not None else {}
+    if frozen is None:
+        first = baseline_window(outcomes, config)
+        if first is None:
+            return None
+        found = _baselines(outcomes, first[1], config)
+        alone = len({root for root, _ in found.values()}) == 1
+        for key, (root, baseline) in found.items():
+            # A partition with too few records here waits for a window of its own; the
+            # only partition is all the records, and freezes whatever its size.
+            if alone or found[root][1].records >= config.segment_min_baseline:
+                segments[key], windows[key] = baseline, first
+    own = replace(config, baseline_records=config.segment_min_baseline)
+    for root, (_, items) in partitions(outcomes, config).items():
+        if root in segments:
+            continue
+        window = baseline_window(items, own)
+        if window is None:
+            continue
+        for key, baseline in compute_baselines(items, window[1], config).items():
+            segments[key], windows[key] = baseline, window
+    if frozen is not None and len(segments) == len(frozen.segments):
+        return frozen
+    return FrozenBaselines.of(segments, windows) if segments else None
 
 
 @dataclass(slots=True)

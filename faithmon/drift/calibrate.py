@@ -21,8 +21,8 @@ from datetime import datetime
 
 from ..model import Baseline, Outcome, Stream, segment_key, segments_of
 from .arl import first_alarm, run_length, threshold_for
+from .budget import thresholds
 from .config import DAYS_30, STREAMS, DriftConfig, detector_key
-from .detect import thresholds
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,18 +66,28 @@ def calibrate(
     """
     excluded = excluded or {}
     streams: dict[str, tuple[dict[str, str], list[Outcome]]] = {}
+    roots: dict[str, str] = {}
     for outcome in outcomes:
-        for segment in segments_of(outcome.labels, config.dimensions):
-            streams.setdefault(segment_key(segment), (segment, []))[1].append(outcome)
+        root = segment_key(config.partition_of(outcome.labels))
+        for segment in segments_of(outcome.labels, config.dimensions, config.partition):
+            key = segment_key(segment)
+            streams.setdefault(key, (segment, []))[1].append(outcome)
+            roots[key] = root
+    # A partition whose baseline is still building has nothing to calibrate against.
+    streams = {k: v for k, v in streams.items() if roots[k] in baselines}
     per_day = {k: (segment, len(items) / days) for k, (segment, items) in streams.items()}
-    if "" not in baselines or not per_day:
+    if not per_day:
         return []
-    budget = thresholds(per_day, baselines, config)
+    budget = thresholds(per_day, baselines, config, {k: roots[k] for k in streams})
+    # The one budget of every partition, as the drift run splits it.
     detectors = max(1, sum(1 for _, _, folded in budget.values() if not folded))
     share = config.false_alarms / detectors
     result = []
-    for key, (segment, items) in sorted(streams.items()):
-        baseline = baselines.get(key, baselines[""])
+    # Partition by partition, each overall first.
+    for key, (segment, items) in sorted(
+        streams.items(), key=lambda kv: (roots[kv[0]], kv[0] != roots[kv[0]], kv[0])
+    ):
+        baseline = baselines.get(key) or baselines[roots[key]]
         for stream in STREAMS:
             dkey = detector_key(stream, segment)
             quiet = [

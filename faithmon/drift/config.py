@@ -32,13 +32,17 @@ Level = Literal["ok", "pending", "firing"]
 STREAMS: tuple[Stream, ...] = ("unsupported", "critical")
 
 
+TENANT = "tenant"
+"""The label drift partitions by, when it is one of the dimensions."""
+
+
 @dataclass(frozen=True, slots=True)
 class DriftConfig:
     dimensions: tuple[str, ...]
     threshold: float | None = None
     """A fixed CUSUM threshold for every detector; None derives each from the budget."""
     false_alarms: float = 1.0
-    """Expected false alarms per 30 days across all active detectors."""
+    """Expected false alarms per 30 days across all active detectors of every partition."""
     wobble: float = 0.07
     """Least in-control wobble of a rate, relative to it, that thresholds allow for."""
     shift: float = 0.08
@@ -55,6 +59,21 @@ class DriftConfig:
 
     def shift_of(self, stream: Stream) -> float:
         return self.shift if stream == "unsupported" else self.critical_shift
+
+    @property
+    def partition(self) -> str | None:
+        """The label whose values partition detection: ``tenant`` when it is a dimension.
+
+        Each tenant's records are then a partition of their own, with ``{tenant: T}`` as
+        its overall, so no segment, baseline or alert mixes tenants.
+        """
+        return TENANT if TENANT in self.dimensions else None
+
+    def partition_of(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """The overall of the partition a record (or a segment) is in: ``{}`` untenanted."""
+        label = self.partition
+        value = labels.get(label) if label else None
+        return {label: value} if label and value else {}
 
 
 def detector_key(stream: Stream, segment: Mapping[str, str]) -> str:

@@ -32,19 +32,25 @@ readings to the alert lifecycle.
   drifts too. A drifting segment whose CUSUM falls back below h/2 once the
   records of a more concentrated drifting segment are taken out is *explained*
   by it and raises no alert of its own.
+- Partitions: with ``tenant`` among the dimensions, each tenant's records are a
+  partition of their own (its overall is ``{tenant: T}``, its segments add one label
+  to that) and the records without a tenant are the partition whose overall is
+  ``{}``. Baselines, falling back to the overall, folding, attribution and restarts
+  all stay inside a partition; only the false-alarm budget is shared.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
 from ..model import Baseline, Outcome, Signal, Stream, segment_key, segments_of
-from .arl import cusum, run_length, threshold_for
+from .arl import cusum
 from .baseline import SegmentOutcomes, in_segment, is_bad, wilson_interval
-from .config import DAYS_30, MAX_EXAMPLES, RULES, STREAMS, DriftConfig, Level, detector_key
+from .budget import thresholds
+from .config import MAX_EXAMPLES, RULES, STREAMS, DriftConfig, Level, detector_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +79,8 @@ class Reading:
     explained_by: Mapping[str, str] | None = None
     examples: tuple[Outcome, ...] = ()
     """Bad records since the change point that the alert shows (critical first, newest first)."""
+    partition: Mapping[str, str] = field(default_factory=dict)
+    """The overall of the segment's partition: ``{}``, or ``{tenant: T}``."""
 
     @property
     def rate(self) -> float:
@@ -161,52 +169,6 @@ def _per_day(stream: SegmentOutcomes, clock: datetime) -> float:
     return stream.seen / days
 
 
-def thresholds(
-    streams: Mapping[str, tuple[Mapping[str, str], float]],
-    baselines: Mapping[str, Baseline],
-    config: DriftConfig,
-) -> dict[str, tuple[float, float, bool]]:
-    """detector key → (threshold, expected delay in records, folded).
-
-    ``streams`` maps segment key → (segment, records per day). The budget is split
-    across the detectors that are not folded; folding frees budget for the rest,
-    so one more pass settles it.
-    """
-    overall = baselines[""]
-    detectors = [
-        (stream, key, segment, per_day)
-        for key, (segment, per_day) in streams.items()
-        for stream in STREAMS
-    ]
-    folded: set[str] = set()
-    result: dict[str, tuple[float, float, bool]] = {}
-    for _ in range(2):
-        active = max(1, len(detectors) - len(folded))
-        share = config.false_alarms / active
-        result = {}
-        for stream, key, segment, per_day in detectors:
-            dkey = detector_key(stream, segment)
-            q0 = baselines.get(key, overall).rate_of(stream)
-            q1 = min(q0 + config.shift_of(stream), 0.99)
-            spread = baselines.get(key, overall).in_control_spread(
-                stream, config.wobble, config.shift_of(stream)
-            )
-            if config.threshold is not None:
-                h = config.threshold
-            elif dkey in config.calibrated:
-                h = config.calibrated[dkey]
-            else:
-                h = threshold_for(q0, q1, per_day * DAYS_30 / share, spread=spread)
-            delay = run_length(q1, q0, q1, h)
-            too_slow = key != "" and delay > per_day * config.max_delay_days
-            result[dkey] = (h, delay, too_slow)
-        now_folded = {k for k, (_, _, f) in result.items() if f}
-        if now_folded == folded:
-            break
-        folded = now_folded
-    return result
-
-
 def detect(
     outcomes: Sequence[Outcome],
     baselines: Mapping[str, Baseline],
@@ -214,47 +176,55 @@ def detect(
     config: DriftConfig,
     now: datetime | None = None,
     since: Mapping[str, datetime] | None = None,
+    ends: Mapping[str, datetime] | None = None,
 ) -> list[Reading]:
     """Run every detector over the outcomes after the baseline window.
 
     ``since`` maps :func:`detector_key` to the trace time a detector restarts
     from (its last resolved alert). ``now`` is the clock traffic rates are
-    measured against (default: the newest outcome).
+    measured against (default: the newest outcome). ``ends`` maps a partition's
+    overall key to the end of the window it was frozen over, where that is not
+    ``window_end``; a partition without a baseline for its overall is left out
+    (its baseline is still building).
     """
     since = since or {}
-    overall = baselines[""]
+    ends = ends or {}
     clock = now or (outcomes[-1].at if outcomes else window_end)
     streams: dict[str, SegmentOutcomes] = {}
+    roots: dict[str, str] = {}
     for outcome in outcomes:
-        for segment in segments_of(outcome.labels, config.dimensions):
+        root = segment_key(config.partition_of(outcome.labels))
+        end = ends.get(root, window_end)
+        for segment in segments_of(outcome.labels, config.dimensions, config.partition):
             key = segment_key(segment)
             stream = streams.get(key)
             if stream is None:
                 stream = streams[key] = SegmentOutcomes(segment, [], outcome.at)
+                roots[key] = root
             stream.seen += 1
-            if outcome.at > window_end:
+            if outcome.at > end:
                 stream.outcomes.append(outcome)
-    streams = {k: s for k, s in streams.items() if s.outcomes}
+    # A partition is watched once its overall has a baseline and records after it.
+    live = {k for k, s in streams.items() if s.outcomes and k == roots[k] and k in baselines}
+    streams = {k: s for k, s in streams.items() if s.outcomes and roots[k] in live}
     rates = {k: (s.segment, _per_day(s, clock)) for k, s in streams.items()}
-    if "" not in rates:
-        return []
-    limits = thresholds(rates, baselines, config)
+    limits = thresholds(rates, baselines, config, {k: roots[k] for k in streams})
     readings: dict[str, Reading] = {}
     for key, stream in streams.items():
         own = baselines.get(key)
         source: Literal["own", "overall"] = "own" if own is not None else "overall"
-        baseline = own if own is not None else overall
+        baseline = own if own is not None else baselines[roots[key]]
         for kind in STREAMS:
             dkey = detector_key(kind, stream.segment)
             start = since.get(dkey)
-            live = (
+            live_outcomes = (
                 stream.outcomes if start is None else [o for o in stream.outcomes if o.at > start]
             )
             h, delay, folded = limits[dkey]
-            readings[dkey] = _read(
+            reading = _read(
                 kind,
                 stream.segment,
-                live,
+                live_outcomes,
                 baseline,
                 source,
                 h,
@@ -263,22 +233,34 @@ def detect(
                 delay=delay,
                 folded=folded,
             )
+            readings[dkey] = replace(reading, partition=streams[roots[key]].segment)
     for kind in STREAMS:
         _attribute(readings, streams, kind, config)
-    return sorted(readings.values(), key=lambda r: (segment_key(r.segment), r.stream))
+    # Partition by partition, each overall first.
+    return sorted(
+        readings.values(),
+        key=lambda r: (
+            segment_key(r.partition),
+            r.segment != r.partition,
+            segment_key(r.segment),
+            r.stream,
+        ),
+    )
 
 
 def restart_points(
     outcomes: Sequence[Outcome],
     resets: Sequence[tuple[Stream, Mapping[str, str], datetime]],
     dimensions: Sequence[str],
+    partition: str | None = None,
 ) -> dict[str, datetime]:
     """Detector key → trace time its CUSUM restarts from, after resolved alerts.
 
     A resolved alert restarts its own detector, and those of every segment its
     records belong to (overall, the routes and tenants a bad model served): their
     CUSUMs rose on the same records, and would otherwise fire for an episode that
-    is over once the root no longer explains them.
+    is over once the root no longer explains them. With a ``partition`` label
+    (see :attr:`DriftConfig.partition`), only segments of the alert's partition.
     """
     since: dict[str, datetime] = {}
 
@@ -286,13 +268,18 @@ def restart_points(
         if key not in since or since[key] < at:
             since[key] = at
 
+    def owner(labels: Mapping[str, str]) -> str | None:
+        # As segments_of reads it: an empty value is no tenant.
+        return (labels.get(partition) or None) if partition else None
+
     for stream, segment, at in resets:
         later(detector_key(stream, segment), at)
+        # With partitions, {} is the untenanted overall, not every record.
         touched = {
             segment_key(s)
             for o in outcomes
-            if o.at <= at and in_segment(o, segment)
-            for s in segments_of(o.labels, dimensions)
+            if o.at <= at and in_segment(o, segment) and owner(o.labels) == owner(segment)
+            for s in segments_of(o.labels, dimensions, partition)
         }
         for key in touched:
             later(f"{stream}|{key}", at)
@@ -359,13 +346,15 @@ def _attribute(
     mine = {k: r for k, r in readings.items() if r.stream == stream}
     drifting = sorted(
         (r for r in mine.values() if r.level != "ok" and not r.folded),
-        # Most concentrated first; on a tie a labelled segment explains overall, not
+        # Most concentrated first; on a tie a labelled segment explains its overall, not
         # the other way round.
-        key=lambda r: (-(r.rate - r.baseline_rate), r.records, not r.segment),
+        key=lambda r: (-(r.rate - r.baseline_rate), r.records, r.segment == r.partition),
     )
-    roots: list[Reading] = []
+    # Only a segment of its own partition explains a reading: never another tenant's.
+    roots_by_partition: dict[str, list[Reading]] = {}
     for reading in drifting:
         outcomes = streams[segment_key(reading.segment)].outcomes
+        roots = roots_by_partition.setdefault(segment_key(reading.partition), [])
         for root in roots:
             rest = [is_bad(o, stream) for o in outcomes if not in_segment(o, root.segment)]
             q0 = reading.baseline_rate

@@ -30,7 +30,8 @@ def silences(
 
     A segment is silent when it has had no scored record for ``no_data_hours``
     although its usual traffic would have brought at least five in that time
-    (so a segment with a handful of records a day is not called silent).
+    (so a segment with a handful of records a day is not called silent). Each
+    partition's overall is watched, and its segments of ``no_data_dimensions``.
     """
     window = timedelta(hours=config.no_data_hours)
     start = now - timedelta(days=lookback_days)
@@ -39,7 +40,7 @@ def silences(
     for outcome in outcomes:
         if outcome.at < start:
             continue
-        for segment in segments_of(outcome.labels, config.no_data_dimensions):
+        for segment in segments_of(outcome.labels, config.no_data_dimensions, config.partition):
             key = segment_key(segment)
             seen.setdefault(key, SegmentOutcomes(segment, [], outcome.at)).seen += 1
             last_at[key] = outcome.at

@@ -1,4 +1,9 @@
-"""The drift job: per-segment detectors against frozen baselines, and the alerts they raise."""
+"""The drift job: per-segment detectors against frozen baselines, and the alerts they raise.
+
+With ``tenant`` among the dimensions each tenant is a partition of its own (see
+:mod:`faithmon.drift.detect`): its baseline freezes on its own records, and every
+reading, alert and example it raises names that tenant and holds only its records.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +36,8 @@ class DriftRun:
     silent: tuple[drift.Silence, ...] = ()
     held_back: bool = False
     """The judge is not trusted (sentinels): its alerts wait."""
+    building: tuple[Mapping[str, str], ...] = ()
+    """The overall of each partition with records whose baseline is not frozen yet."""
 
 
 DRIFT_RULES = (drift.RULE, drift.CRITICAL_RULE, drift.NO_DATA_RULE)
@@ -49,7 +56,7 @@ def _restarts(
         if reset:
             stream = STREAM_OF_RULE[alert.rule]
             resets.append((stream, alert.segment, datetime.fromisoformat(reset)))
-    return drift.restart_points(outcomes, resets, config.dimensions)
+    return drift.restart_points(outcomes, resets, config.dimensions, config.partition)
 
 
 def _in_context(
@@ -86,24 +93,26 @@ def check_drift(
             store_evaluations.outcomes(session, judge_name),
             store_sampling.sampling_counts(session, reasons=drift.SAMPLING_REASONS),
         )
-        frozen = store_baselines.load_baselines(session, judge_name)
+        stored = store_baselines.load_baselines(session, judge_name)
+        frozen = drift.freeze(outcomes, config, stored)
+        parts = {key: root for key, (root, _) in drift.partitions(outcomes, config).items()}
+        building = tuple(
+            root for key, root in parts.items() if frozen is None or key not in frozen.segments
+        )
         if frozen is None:
-            frozen = drift.freeze(outcomes, config)
-            if frozen is None:
-                return DriftRun(False, (), (), held_back=held_back)
-            if not dry_run:
-                store_baselines.save_baselines(session, judge_name, frozen)
-                logger.info(
-                    "faithmon: drift baseline for %s frozen over %d records, %d segments",
-                    judge_name,
-                    frozen.segments[""].records,
-                    len(frozen.segments),
-                )
+            return DriftRun(False, (), (), held_back=held_back, building=building)
+        if frozen is not stored and not dry_run:
+            # Rows already frozen keep what they have: only new partitions are added.
+            store_baselines.save_baselines(session, judge_name, frozen)
+            _log_frozen(judge_name, frozen, stored, parts)
         if not config.calibrated and config.threshold is None:
             config = replace(config, calibrated=store_thresholds.load(session))
         resolved = store_alerts.resolved_alerts(session, list(drift.RULES.values()))
         since = _restarts(resolved, outcomes, config)
-        readings = drift.detect(outcomes, frozen.segments, frozen.end, config, since=since)
+        ends = {key: window[1] for key, window in frozen.windows.items()}
+        readings = drift.detect(
+            outcomes, frozen.segments, frozen.end, config, since=since, ends=ends
+        )
         no_data, silent = drift.silences(outcomes, config, clock)
         if dry_run or held_back:
             if held_back and not dry_run:
@@ -111,7 +120,9 @@ def check_drift(
                 logger.warning(
                     "faithmon: judge %s is not trusted; drift alerts held back", judge_name
                 )
-            return DriftRun(True, tuple(readings), (), tuple(silent), held_back=held_back)
+            return DriftRun(
+                True, tuple(readings), (), tuple(silent), held_back=held_back, building=building
+            )
         sentinel = store_sentinels.status(session, judge_name)
         signals = _in_context([r.signal() for r in readings] + no_data, judge_name, sentinel)
         changed = store_alerts.save_alerts(
@@ -125,4 +136,20 @@ def check_drift(
             ),
         )
     deliver(sinks, to_tell(changed))
-    return DriftRun(True, tuple(readings), tuple(changed), tuple(silent))
+    return DriftRun(True, tuple(readings), tuple(changed), tuple(silent), building=building)
+
+
+def _log_frozen(
+    judge_name: str,
+    frozen: drift.FrozenBaselines,
+    stored: drift.FrozenBaselines | None,
+    parts: Mapping[str, Mapping[str, str]],
+) -> None:
+    # Counts only: a tenant's name comes from its records' labels.
+    new = [key for key in frozen.segments if stored is None or key not in stored.segments]
+    logger.info(
+        "faithmon: drift baseline for %s frozen over %d records, %d segments",
+        judge_name,
+        sum(frozen.segments[key].records for key in new if key in parts),
+        len(new),
+    )

@@ -88,14 +88,34 @@ class Baseline:
         return self.rate_of("unsupported")
 
 
+Window = tuple[datetime, datetime]
+
+
 @dataclass(frozen=True, slots=True)
 class FrozenBaselines:
-    """A judge configuration's baselines, frozen once over one window of trace time."""
+    """A judge configuration's baselines, each frozen once over a window of trace time."""
 
     start: datetime
     end: datetime
+    """The first window frozen (the earliest): every segment's unless ``windows`` says."""
     segments: Mapping[str, Baseline]
-    """Segment key → its baseline; ``""`` (overall) is always there."""
+    """Segment key → its baseline; every partition frozen has its overall here (``""``,
+    or a tenant's ``tenant=T``)."""
+    windows: Mapping[str, Window] = field(default_factory=dict)
+    """Segment key → its window, for the segments frozen over another one (a tenant seen
+    first after the first window froze over a window of its own records)."""
+
+    def window_of(self, key: str) -> Window:
+        return self.windows.get(key, (self.start, self.end))
+
+    @classmethod
+    def of(cls, segments: Mapping[str, Baseline], windows: Mapping[str, Window]) -> FrozenBaselines:
+        """Baselines (at least one) with each one's window, in the one form whatever order
+        they were frozen or read in: the earliest window is (start, end), the others stay
+        in ``windows``."""
+        first = min(windows[key] for key in segments)
+        others = {key: windows[key] for key in segments if windows[key] != first}
+        return cls(first[0], first[1], dict(segments), others)
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,9 +122,19 @@ class Scrubber(Protocol):
     def __call__(self, record: RagRecord) -> RagRecord: ...
 
 
-def segments_of(labels: Mapping[str, str], dimensions: Sequence[str]) -> list[dict[str, str]]:
-    """A record's segments: overall ({}) and one per monitored label the record has."""
-    return [{}] + [{d: labels[d]} for d in dimensions if labels.get(d)]
+def segments_of(
+    labels: Mapping[str, str], dimensions: Sequence[str], partition: str | None = None
+) -> list[dict[str, str]]:
+    """A record's segments: overall ({}) and one per monitored label the record has.
+
+    With ``partition`` (a label such as ``tenant``), a record that has that label is in
+    its value's partition: its overall is ``{partition: value}`` and each of its segments
+    adds one monitored label to that, so no segment spans two values. A record without
+    the label has the segments above.
+    """
+    value = labels.get(partition) if partition else None
+    root = {partition: value} if partition and value else {}
+    return [root] + [{**root, d: labels[d]} for d in dimensions if d != partition and labels.get(d)]
 
 
 def segment_key(segment: Mapping[str, str]) -> str:

@@ -1,4 +1,5 @@
-"""Drift baselines as stored: frozen once per judge configuration, one row per segment."""
+"""Drift baselines as stored: frozen once per judge configuration, one row per segment,
+each with the window it was frozen over (a tenant seen late freezes over its own)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ def load_baselines(session: Session, judge: str) -> FrozenBaselines | None:
         )
         for row in rows
     }
-    # Frozen in one write, so every row has the same window.
-    return FrozenBaselines(rows[0].window_start, rows[0].window_end, segments)
+    windows = {row.segment_key: (row.window_start, row.window_end) for row in rows}
+    return FrozenBaselines.of(segments, windows)
 
 
 def save_baselines(session: Session, judge: str, frozen: FrozenBaselines) -> None:
@@ -39,8 +40,8 @@ def save_baselines(session: Session, judge: str, frozen: FrozenBaselines) -> Non
             "critical": baseline.critical,
             "spread": baseline.spread,
             "critical_spread": baseline.critical_spread,
-            "window_start": frozen.start,
-            "window_end": frozen.end,
+            "window_start": frozen.window_of(key)[0],
+            "window_end": frozen.window_of(key)[1],
             "created_at": now,
         }
         for key, baseline in frozen.segments.items()

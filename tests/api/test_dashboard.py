@@ -141,10 +141,13 @@ def test_pages_need_a_read_key_and_keep_tenants_apart(served: Served) -> None:
     assert _get(f"{served.url}/traces/{'0' * 32}", served.acme_reader)[0] == 404
     status, body, _ = _get(served.url + "/", served.acme_reader)
     assert status == 200 and "Globex" not in body
-    # The demo's alerts concern records without a tenant: an acme reader sees none of
-    # their segments, but does see the judge's.
+    # Drift runs per tenant: an acme reader sees acme's alerts and the judge's, never
+    # another tenant's.
     _, alerts, _ = _get(served.url + "/alerts", served.acme_reader)
-    assert "model=northwind-llm-1.1" not in alerts and "judge_drift" in alerts
+    assert "model=northwind-llm-1.1,tenant=acme" in alerts and "judge_drift" in alerts
+    assert "tenant=globex" not in alerts and "tenant=initech" not in alerts
+    _, everything, _ = _get(served.url + "/alerts", served.admin)
+    assert "tenant=globex" in everything
 
 
 @pytest.mark.browser

@@ -72,31 +72,39 @@ def test_demo_alerts_on_the_new_model_only(
     runner = CliRunner()
     result = runner.invoke(main, ["demo"])
     assert result.exit_code == 0, result.output
-    assert "FIRING  faithfulness_drift [firing] model=northwind-llm-1.1" in result.stdout
+    tenants = ("acme", "globex", "initech")
+    for tenant in tenants:
+        assert f"faithfulness_drift [firing] model=northwind-llm-1.1,tenant={tenant}" in (
+            result.stdout
+        )
     production = [
         line
         for line in result.stdout.splitlines()
         if line.startswith("FIRING") and "judge_drift" not in line
     ]
-    # Its wrong numbers also fire the critical-claim detector, on the same segment.
-    assert [line.split(" [")[0] for line in production] == [
-        "FIRING  critical_drift",
-        "FIRING  faithfulness_drift",
-    ]
-    assert all("model=northwind-llm-1.1:" in line for line in production), production
+    # Its wrong numbers also fire the critical-claim detector, on the same segments: one
+    # pair per tenant, since drift runs per tenant partition.
+    assert sorted(line.split(" [")[0] for line in production) == sorted(
+        ["FIRING  critical_drift", "FIRING  faithfulness_drift"] * len(tenants)
+    )
+    assert all("model=northwind-llm-1.1,tenant=" in line for line in production), production
     judge_drift = [line for line in result.stdout.splitlines() if line.startswith("FIRING  judge")]
     assert len(judge_drift) == 1 and "judge stricter" in judge_drift[0], judge_drift
     if not database_url.startswith("postgresql"):
         assert (tmp_path / "faithmon-demo.db").exists()
         monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
     alerts = json.loads(runner.invoke(main, ["alerts", "list", "--json"]).stdout)
-    assert sorted((a["rule"], a["segment"], a["state"]) for a in alerts) == [
-        ("critical_drift", {"model": "northwind-llm-1.1"}, "firing"),
-        ("faithfulness_drift", {"model": "northwind-llm-1.1"}, "firing"),
-        ("judge_drift", {"judge": "offline/v2 threshold=0", "sentinel": "starter"}, "firing"),
-    ]
-    records = json.loads(runner.invoke(main, ["traces", "list", "--json", "--limit", "500"]).stdout)
-    assert len(records) == 400
+    found = sorted((a["rule"], sorted(a["segment"].items()), a["state"]) for a in alerts)
+    expected = [
+        (rule, [("model", "northwind-llm-1.1"), ("tenant", tenant)], "firing")
+        for rule in ("critical_drift", "faithfulness_drift")
+        for tenant in tenants
+    ] + [("judge_drift", [("judge", "offline/v2 threshold=0"), ("sentinel", "starter")], "firing")]
+    assert found == sorted(expected)
+    records = json.loads(
+        runner.invoke(main, ["traces", "list", "--json", "--limit", "2000"]).stdout
+    )
+    assert len(records) == 1000
     assert {r["status"] for r in records} == {"scored", "no_context"}
     text = json.dumps(records)
     assert "jane.doe@example.com" not in text and "+44 20 7946 0958" not in text
@@ -150,10 +158,17 @@ def test_drift_status_shows_segments_without_writing(
     monkeypatch.setenv("FAITHMON_DRIFT_THRESHOLD", "15")
     before = runner.invoke(main, ["alerts", "list", "--json"]).stdout
     rows = json.loads(runner.invoke(main, ["drift", "status", "--json"]).stdout)
-    by_segment = {tuple(r["segment"].items()): r for r in rows}
-    model = by_segment[(("model", "northwind-llm-1.1"),)]
-    assert model["state"] == "firing" and model["current_interval"][0] > model["baseline_rate"]
-    assert by_segment[()]["state"].startswith("explained by model=")
+    # The demo's requests come from three tenants: each is a partition of its own.
+    firing = [r for r in rows if r["state"] == "firing"]
+    assert firing and {r["segment"].get("model") for r in firing} == {"northwind-llm-1.1"}
+    model = firing[0]
+    assert model["current_interval"][0] > model["baseline_rate"]
+    tenant = model["segment"]["tenant"]
+    overall = next(
+        r for r in rows if r["segment"] == {"tenant": tenant} and r["stream"] == model["stream"]
+    )
+    assert overall["state"] == f"explained by model=northwind-llm-1.1,tenant={tenant}"
     assert runner.invoke(main, ["alerts", "list", "--json"]).stdout == before
     text = runner.invoke(main, ["drift", "status"]).stdout
-    assert "model=northwind-llm-1.1" in text and "firing" in text
+    assert f"model=northwind-llm-1.1,tenant={tenant}" in text and "firing" in text
+    assert "-- partition tenant=acme" in text

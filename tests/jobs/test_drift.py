@@ -17,8 +17,9 @@ from faithmon.alerts import Policy
 from faithmon.cli import main
 from faithmon.jobs import check_drift, run_sentinels, score_pending
 from faithmon.judge import OfflineJudge
-from faithmon.model import Chunk, RagRecord, SamplingTally
+from faithmon.model import Chunk, RagRecord, SamplingTally, segment_key
 from faithmon.store import alerts as store_alerts
+from faithmon.store import baselines as store_baselines
 from faithmon.store import evaluations as store_evaluations
 from faithmon.store import records as store_records
 from faithmon.store import sampling as store_sampling
@@ -226,3 +227,158 @@ def test_starter_set_and_a_broken_judge_configuration(sessions: sessionmaker[Ses
     assert check_drift(sessions, broken.name, CONFIG).held_back
     [again] = run_sentinels(sessions, JUDGE)
     assert not again.drift.drifting  # the trusted configuration is unaffected
+
+
+# --- tenant partitions ------------------------------------------------------------------
+
+TENANT_CONFIG = replace(
+    CONFIG, dimensions=("route", "tenant", "model"), no_data_dimensions=("route", "tenant")
+)
+TENANTS = (None, "acme", "globex")
+
+
+def tenant_traffic(first: int, count: int, drifting: bool = False) -> list[RagRecord]:
+    """No tenant, acme and globex in turn; with ``drifting``, every other globex record
+    comes from model m2, and half of those are unsupported."""
+    records = []
+    for n in range(first, first + count):
+        tenant = TENANTS[n % 3]
+        m2 = drifting and tenant == "globex" and (n // 3) % 2 == 1
+        answer = BAD if (m2 and (n // 6) % 2) or n % 30 == 0 else CONTEXT
+        labels = {"route": ("a", "b")[n % 2], "model": "m2" if m2 else "m1"}
+        records.append(record(n, answer, **labels, **({"tenant": tenant} if tenant else {})))
+    return records
+
+
+def test_two_tenants_one_drifts(sessions: sessionmaker[Session]) -> None:
+    """globex's new model alerts under globex's name only, with globex's traces as
+    examples; acme's overall stays ok, the records without a tenant are untouched, and
+    each partition's baselines are stored under keys that name it."""
+    records = tenant_traffic(0, 180) + tenant_traffic(180, 180, drifting=True)
+    save_and_score(sessions, records)
+    tenant_of = {r.trace_id: r.labels.get("tenant") for r in records}
+
+    run = check_drift(sessions, JUDGE.name, TENANT_CONFIG, now=lambda: T0)
+
+    assert run.baseline_ready and run.building == ()
+    assert run.changed and {a.segment.get("tenant") for a in run.changed} == {"globex"}
+    states = {(a.rule, tuple(sorted(a.segment.items()))): a.state for a in run.changed}
+    assert states[("faithfulness_drift", (("model", "m2"), ("tenant", "globex")))] == "firing"
+    for alert in run.changed:
+        shown = [e["trace_id"] for e in alert.details["examples"]]
+        assert shown and {tenant_of[t] for t in shown} == {"globex"}
+    readings = {(segment_key(r.segment), r.stream): r for r in run.readings}
+    assert readings[("tenant=acme", "unsupported")].level == "ok"
+    assert readings[("tenant=globex", "unsupported")].explained_by == {
+        "tenant": "globex",
+        "model": "m2",
+    }
+    untenanted = [r for r in run.readings if not r.partition]
+    assert {segment_key(r.segment) for r in untenanted} == {"", "model=m1", "route=a", "route=b"}
+    assert all(r.level == "ok" and not r.examples for r in untenanted)
+    # The baseline window ends at the 60th record, so 100 untenanted records come after it.
+    assert readings[("", "unsupported")].records == 100
+    with sessions() as session:
+        frozen = store_baselines.load_baselines(session, JUDGE.name)
+    assert frozen is not None and frozen.windows == {}
+    assert {k for k in frozen.segments if "tenant=" not in k} == {
+        "",
+        "model=m1",
+        "route=a",
+        "route=b",
+    }
+    assert {k for k in frozen.segments if "tenant=acme" in k} == {
+        "tenant=acme",
+        "model=m1,tenant=acme",
+        "route=a,tenant=acme",
+        "route=b,tenant=acme",
+    }
+    assert frozen.segments["tenant=globex"].records == 20
+
+
+def test_a_new_tenant_waits_for_a_baseline_of_its_own(sessions: sessionmaker[Session]) -> None:
+    """A tenant first seen after the baseline froze is building until it has records
+    enough, then freezes over its own window; the others' baselines stay as they were."""
+    save_and_score(sessions, [r for r in tenant_traffic(0, 180) if r.labels.get("tenant")])
+    check_drift(sessions, JUDGE.name, TENANT_CONFIG, now=lambda: T0)
+    with sessions() as session:
+        before = store_baselines.load_baselines(session, JUDGE.name)
+    assert before is not None and "tenant=initech" not in before.segments
+
+    save_and_score(
+        sessions, [record(400 + n, CONTEXT, route="a", tenant="initech") for n in range(5)]
+    )
+    waiting = check_drift(sessions, JUDGE.name, TENANT_CONFIG, now=lambda: T0)
+    assert waiting.building == ({"tenant": "initech"},)
+    assert not any(r.partition == {"tenant": "initech"} for r in waiting.readings)
+
+    save_and_score(
+        sessions, [record(405 + n, CONTEXT, route="a", tenant="initech") for n in range(20)]
+    )
+    frozen = check_drift(sessions, JUDGE.name, TENANT_CONFIG, now=lambda: T0)
+    with sessions() as session:
+        after = store_baselines.load_baselines(session, JUDGE.name)
+    assert frozen.building == () and after is not None
+    assert {k: after.segments[k] for k in before.segments} == before.segments
+    assert (after.start, after.end) == (before.start, before.end)
+    own = (T0 + timedelta(minutes=400), T0 + timedelta(minutes=409))
+    assert after.window_of("tenant=initech") == own == after.window_of("route=a,tenant=initech")
+    initech = next(r for r in frozen.readings if r.segment == {"tenant": "initech"})
+    assert initech.records == 15 and initech.level == "ok"
+
+
+def test_drift_status_and_calibrate_show_the_partitions(
+    sessions: sessionmaker[Session], database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`faithmon drift status` shows each tenant's partition under a heading, and
+    `faithmon drift calibrate` stores a threshold per partition's detector, which the
+    next drift run uses."""
+    save_and_score(sessions, tenant_traffic(0, 180) + tenant_traffic(180, 180, drifting=True))
+    for name, value in {
+        "DATABASE_URL": database_url,
+        "DRIFT_DIMENSIONS": "route,tenant,model",
+        "DRIFT_BASELINE_RECORDS": "60",
+        "DRIFT_BASELINE_DAYS": "0",
+        "DRIFT_SEGMENT_MIN_BASELINE": "10",
+    }.items():
+        monkeypatch.setenv(f"FAITHMON_{name}", value)
+    config = replace(TENANT_CONFIG, threshold=None)
+    check_drift(sessions, JUDGE.name, config, now=lambda: T0)  # freezes the baselines
+    runner = CliRunner()
+
+    status = runner.invoke(main, ["drift", "status"])
+    assert status.exit_code == 0, status.output
+    lines = status.stdout.splitlines()
+    headings = [line for line in lines if line.startswith("-- partition")]
+    assert headings == [
+        "-- partition without a tenant",
+        "-- partition tenant=acme",
+        "-- partition tenant=globex",
+    ]
+    below = lines[lines.index("-- partition tenant=globex") + 1 :]
+    assert below[0].startswith("tenant=globex ")
+    assert any(line.startswith("model=m2,tenant=globex ") for line in below)
+
+    result = runner.invoke(main, ["drift", "calibrate", "--days", "7", "--json"])
+    assert result.exit_code == 0, result.output
+    detectors = [row["detector"] for row in json.loads(result.stdout)]
+    assert {"unsupported|", "unsupported|tenant=acme", "unsupported|model=m2,tenant=globex"} <= set(
+        detectors
+    )
+    assert all(d.count("tenant=") <= 1 for d in detectors)
+    with sessions() as session:
+        stored = store_thresholds.load(session)
+    readings = check_drift(sessions, JUDGE.name, config, dry_run=True).readings
+    assert {drift.detector_key(r.stream, r.segment): r.threshold for r in readings} == stored
+
+
+def test_without_tenants_the_run_is_what_it_was(sessions: sessionmaker[Session]) -> None:
+    """Records without a tenant read the same whether ``tenant`` is a dimension or not."""
+    save_and_score(sessions, [r for r in tenant_traffic(0, 360) if "tenant" not in r.labels])
+    plain = replace(TENANT_CONFIG, dimensions=("route", "model"))
+
+    with_tenant = check_drift(sessions, JUDGE.name, TENANT_CONFIG, now=lambda: T0, dry_run=True)
+    without = check_drift(sessions, JUDGE.name, plain, now=lambda: T0, dry_run=True)
+
+    assert with_tenant.readings and with_tenant.readings == without.readings
+    assert with_tenant.silent == without.silent and with_tenant.building == ()
