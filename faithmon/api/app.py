@@ -97,7 +97,7 @@ def create_app(
             pages.routes(
                 sessions,
                 (auth.ring, auth.signer) if auth is not None else None,
-                judge=reads.judge if reads is not None else None,
+                reads,
             )
             if sessions is not None
             else []

@@ -61,7 +61,7 @@ def _hostile_records(sessions: Sessions) -> None:
         question="Globex secret question",
         answer="Globex secret answer.",
         chunks=(Chunk(position=0, text="Globex secret answer."),),
-        labels={"tenant": "globex"},
+        labels={"tenant": "globex", "route": "secret"},
         started_at=days_ago(0),
     )
     claims = (
@@ -122,7 +122,15 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-PAGES = ("/", "/alerts", f"/traces/{HOSTILE_TRACE}")
+PAGES = (
+    "/",
+    "/alerts",
+    "/traces",
+    "/documents",
+    "/sentinels",
+    "/judges",
+    f"/traces/{HOSTILE_TRACE}",
+)
 
 
 def test_pages_need_a_read_key_and_keep_tenants_apart(served: Served) -> None:
@@ -139,8 +147,13 @@ def test_pages_need_a_read_key_and_keep_tenants_apart(served: Served) -> None:
     assert _get(other, served.admin)[0] == 200
     assert _get(other, served.acme_reader)[0] == 404
     assert _get(f"{served.url}/traces/{'0' * 32}", served.acme_reader)[0] == 404
-    status, body, _ = _get(served.url + "/", served.acme_reader)
-    assert status == 200 and "Globex" not in body
+    for path in ("/", "/traces", "/documents"):
+        status, body, _ = _get(served.url + path, served.acme_reader)
+        assert status == 200 and "Globex" not in body and OTHER_TENANT_TRACE[:12] not in body
+    _, listed, _ = _get(served.url + "/traces?label=route:secret", served.admin)
+    assert OTHER_TENANT_TRACE[:12] in listed
+    _, listed, _ = _get(served.url + "/traces?label=route:secret", served.acme_reader)
+    assert OTHER_TENANT_TRACE[:12] not in listed and "No trace matches" in listed
     # Drift runs per tenant: an acme reader sees acme's alerts and the judge's, never
     # another tenant's.
     _, alerts, _ = _get(served.url + "/alerts", served.acme_reader)
@@ -183,6 +196,18 @@ def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path
         assert [c["sameSite"] for c in cookies] == ["Strict"]
         assert served.admin not in json.dumps(cookies)
 
+        # Every page of the navigation renders under its own heading.
+        for name in ("Traces", "Documents", "Sentinels", "Judges", "Alerts"):
+            page.get_by_role("link", name=name, exact=True).click()
+            expect(page.get_by_role("heading", level=1, name=name)).to_be_visible()
+        expect(page.locator("table").first).to_be_visible()
+        page.get_by_role("link", name="Traces", exact=True).click()
+        page.get_by_label("label").fill("tenant:acme")
+        page.get_by_role("button", name="Filter").click()
+        expect(page.locator("tbody tr").first).to_contain_text("tenant=acme")
+        page.get_by_role("link", name="Documents", exact=True).click()
+        expect(page.locator("main")).to_contain_text(f"doc {PAYLOADS[0]}")
+        assert page.evaluate("typeof window.pwned") == "undefined"
         page.get_by_role("link", name="Overview").click()
         expect(page.get_by_role("heading", level=1, name="Overview")).to_be_visible()
         expect(page.locator("svg.chart").first).to_be_visible()

@@ -8,16 +8,26 @@ from starlette.routing import Route
 from ...store import Sessions
 from ..auth import KeyRing
 from ..sessions import SessionSigner
-from . import login, overview, trace
+from ..v1 import ReadOptions
+from . import judging, lists, login, overview, trace
 from .shell import static_route
 
 
 def routes(
-    sessions: Sessions, auth: tuple[KeyRing, SessionSigner] | None, judge: str | None = None
+    sessions: Sessions,
+    auth: tuple[KeyRing, SessionSigner] | None,
+    reads: ReadOptions | None = None,
 ) -> list[Route]:
-    """Every page; the login pages only when keys are checked at all. ``judge`` is whose
-    scores are shown (None: the judge of the newest evaluation)."""
-    found = [static_route(), *overview.routes(sessions, judge), *trace.routes(sessions)]
+    """Every page; the login pages only when keys are checked at all. ``reads`` says whose
+    scores are shown (no judge: the judge of the newest evaluation) and the budget."""
+    options = reads or ReadOptions()
+    found = [
+        static_route(),
+        *overview.routes(sessions, options.judge),
+        *trace.routes(sessions),
+        *lists.routes(sessions),
+        *judging.routes(sessions, options),
+    ]
     if auth is not None:
         found += login.routes(*auth)
     return found

@@ -78,6 +78,33 @@ def _out(doc: reads_documents.DocumentUse) -> DocumentOut:
     )
 
 
+def documents_page(
+    sessions: Sessions,
+    tenant: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    judge: str | None,
+    limit: int,
+    cursor: str | None,
+) -> Page[DocumentOut]:
+    """Source documents, worst first (the API's view; the dashboard renders the same)."""
+    v = decode_cursor(cursor, float, float, int, int, str)
+    after: SortKey | None = None
+    if v is not None:
+        after = (float(v[0]), float(v[1]), int(v[2]), int(v[3]), str(v[4]))
+    with sessions() as session:
+        uses = reads_documents.document_uses(session, tenant, judge, since, until)
+    ranked = sorted(((_sort_key(d), d) for d in uses), key=lambda pair: pair[0])
+    if after is not None:
+        ranked = [pair for pair in ranked if pair[0] > after]
+    page = ranked[:limit]
+    more = len(ranked) > limit
+    return Page[DocumentOut](
+        items=[_out(d) for _, d in page],
+        next_cursor=encode_cursor(*page[-1][0]) if more else None,
+    )
+
+
 def router(sessions: Sessions) -> APIRouter:
     api = APIRouter(tags=["documents"])
 
@@ -93,20 +120,6 @@ def router(sessions: Sessions) -> APIRouter:
         cursor: Annotated[Text | None, Query(max_length=600)] = None,
     ) -> Page[DocumentOut]:
         """Source documents, worst first, from the traces the caller may see."""
-        v = decode_cursor(cursor, float, float, int, int, str)
-        after: SortKey | None = None
-        if v is not None:
-            after = (float(v[0]), float(v[1]), int(v[2]), int(v[3]), str(v[4]))
-        with sessions() as session:
-            uses = reads_documents.document_uses(session, who.tenant, judge, since, until)
-        ranked = sorted(((_sort_key(d), d) for d in uses), key=lambda pair: pair[0])
-        if after is not None:
-            ranked = [pair for pair in ranked if pair[0] > after]
-        page = ranked[:limit]
-        more = len(ranked) > limit
-        return Page[DocumentOut](
-            items=[_out(d) for _, d in page],
-            next_cursor=encode_cursor(*page[-1][0]) if more else None,
-        )
+        return documents_page(sessions, who.tenant, since, until, judge, limit, cursor)
 
     return api

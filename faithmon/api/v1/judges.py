@@ -47,69 +47,72 @@ class Judges(BaseModel):
     items: list[JudgeOut]
 
 
+def judges_view(sessions: Sessions, options: ReadOptions) -> Judges:
+    """Judge configurations: usage per day, blocks, trust and the budget left today."""
+    now = datetime.now(UTC)
+    today = now.date()
+    with sessions() as session:
+        names = reads_judges.judge_names(session)
+        blocks = {b["judge"]: b for b in work.judge_blocks(session)}
+        usage = work.usage_by_day(session)
+        spent = work.tokens_today(session, now)
+        distrusted = {w.judge for w in reads_sentinels.trust_windows(session) if w.until is None}
+    if options.judge is not None and options.judge not in names:
+        names.append(options.judge)
+    per_judge: dict[str, list[dict[str, Any]]] = {}
+    for day in reversed(usage):
+        per_judge.setdefault(day["judge"], []).append(day)
+    items = []
+    for name in names:
+        days = per_judge.get(name, [])
+        block = blocks.get(name)
+        items.append(
+            JudgeOut(
+                judge=name,
+                configured=name == options.judge,
+                blocked=(
+                    BlockOut(
+                        reason=block["reason"],
+                        blocked_at=datetime.fromisoformat(block["blocked_at"]),
+                    )
+                    if block is not None
+                    else None
+                ),
+                trusted=name not in distrusted,
+                tokens_today=sum(
+                    d["prompt_tokens"] + d["completion_tokens"]
+                    for d in days
+                    if d["day"] == today.isoformat()
+                ),
+                usage=[
+                    UsageDay(
+                        day=date.fromisoformat(d["day"]),
+                        calls=d["calls"],
+                        prompt_tokens=d["prompt_tokens"],
+                        completion_tokens=d["completion_tokens"],
+                    )
+                    for d in days
+                ],
+            )
+        )
+    daily = options.daily_token_budget or None
+    return Judges(
+        budget=Budget(
+            known=options.daily_token_budget is not None,
+            daily_tokens=daily,
+            spent_today=spent,
+            left_today=max(0, daily - spent) if daily is not None else None,
+        ),
+        items=items,
+    )
+
+
 def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
     api = APIRouter(tags=["judges"])
 
     @api.get("/judges", response_model=Judges)
     def list_judges() -> Judges:
         """Judge configurations: usage per day, blocks, trust and the budget left today."""
-        now = datetime.now(UTC)
-        today = now.date()
-        with sessions() as session:
-            names = reads_judges.judge_names(session)
-            blocks = {b["judge"]: b for b in work.judge_blocks(session)}
-            usage = work.usage_by_day(session)
-            spent = work.tokens_today(session, now)
-            distrusted = {
-                w.judge for w in reads_sentinels.trust_windows(session) if w.until is None
-            }
-        if options.judge is not None and options.judge not in names:
-            names.append(options.judge)
-        per_judge: dict[str, list[dict[str, Any]]] = {}
-        for day in reversed(usage):
-            per_judge.setdefault(day["judge"], []).append(day)
-        items = []
-        for name in names:
-            days = per_judge.get(name, [])
-            block = blocks.get(name)
-            items.append(
-                JudgeOut(
-                    judge=name,
-                    configured=name == options.judge,
-                    blocked=(
-                        BlockOut(
-                            reason=block["reason"],
-                            blocked_at=datetime.fromisoformat(block["blocked_at"]),
-                        )
-                        if block is not None
-                        else None
-                    ),
-                    trusted=name not in distrusted,
-                    tokens_today=sum(
-                        d["prompt_tokens"] + d["completion_tokens"]
-                        for d in days
-                        if d["day"] == today.isoformat()
-                    ),
-                    usage=[
-                        UsageDay(
-                            day=date.fromisoformat(d["day"]),
-                            calls=d["calls"],
-                            prompt_tokens=d["prompt_tokens"],
-                            completion_tokens=d["completion_tokens"],
-                        )
-                        for d in days
-                    ],
-                )
-            )
-        daily = options.daily_token_budget or None
-        return Judges(
-            budget=Budget(
-                known=options.daily_token_budget is not None,
-                daily_tokens=daily,
-                spent_today=spent,
-                left_today=max(0, daily - spent) if daily is not None else None,
-            ),
-            items=items,
-        )
+        return judges_view(sessions, options)
 
     return api

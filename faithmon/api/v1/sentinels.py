@@ -47,6 +47,51 @@ class SentinelPage(Page[SentinelRunOut]):
     )
 
 
+def sentinel_page(
+    sessions: Sessions, judge: str | None, limit: int, cursor: str | None
+) -> SentinelPage:
+    """Sentinel runs newest first (the API's view; the dashboard renders the same)."""
+    before = id_cursor(cursor)
+    with sessions() as session:
+        runs, more = reads_sentinels.run_page(session, limit, before, judge)
+        windows = reads_sentinels.trust_windows(session)
+    return SentinelPage(
+        items=[
+            SentinelRunOut(
+                id=r.id,
+                set=r.set_name,
+                version=r.set_version,
+                judge=r.judge,
+                ran_at=r.ran_at,
+                state=r.state,
+                statistic=r.statistic,
+                cases=r.result.cases,
+                supported=r.result.supported,
+                unsupported=r.result.unsupported,
+                false_flags=r.result.false_flags,
+                misses=r.result.misses,
+                judge_errors=r.result.judge_errors,
+                score_gap=r.result.score_gap,
+                accuracy=round(r.result.accuracy, 4),
+                false_flag_rate=round(r.result.false_flag_rate, 4),
+                miss_rate=round(r.result.miss_rate, 4),
+            )
+            for r in runs
+        ],
+        next_cursor=encode_cursor(more) if more is not None else None,
+        trust=[
+            TrustOut(
+                judge=w.judge,
+                trusted=w.until is not None,
+                untrusted_since=w.since,
+                untrusted_until=w.until,
+                reason=w.reason,
+            )
+            for w in windows
+        ],
+    )
+
+
 def router(sessions: Sessions) -> APIRouter:
     api = APIRouter(tags=["sentinels"])
 
@@ -57,44 +102,6 @@ def router(sessions: Sessions) -> APIRouter:
         cursor: Annotated[Text | None, Query(max_length=200)] = None,
     ) -> SentinelPage:
         """Sentinel runs newest first, with each judge configuration's trust window."""
-        before = id_cursor(cursor)
-        with sessions() as session:
-            runs, more = reads_sentinels.run_page(session, limit, before, judge)
-            windows = reads_sentinels.trust_windows(session)
-        return SentinelPage(
-            items=[
-                SentinelRunOut(
-                    id=r.id,
-                    set=r.set_name,
-                    version=r.set_version,
-                    judge=r.judge,
-                    ran_at=r.ran_at,
-                    state=r.state,
-                    statistic=r.statistic,
-                    cases=r.result.cases,
-                    supported=r.result.supported,
-                    unsupported=r.result.unsupported,
-                    false_flags=r.result.false_flags,
-                    misses=r.result.misses,
-                    judge_errors=r.result.judge_errors,
-                    score_gap=r.result.score_gap,
-                    accuracy=round(r.result.accuracy, 4),
-                    false_flag_rate=round(r.result.false_flag_rate, 4),
-                    miss_rate=round(r.result.miss_rate, 4),
-                )
-                for r in runs
-            ],
-            next_cursor=encode_cursor(more) if more is not None else None,
-            trust=[
-                TrustOut(
-                    judge=w.judge,
-                    trusted=w.until is not None,
-                    untrusted_since=w.since,
-                    untrusted_until=w.until,
-                    reason=w.reason,
-                )
-                for w in windows
-            ],
-        )
+        return sentinel_page(sessions, judge, limit, cursor)
 
     return api
