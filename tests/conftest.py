@@ -28,7 +28,12 @@ PG_URL = os.environ.get(
 )
 REQUIRE_PG = os.environ.get("FAITHMON_REQUIRE_POSTGRES") == "1"
 REQUIRE_BROWSER = os.environ.get("FAITHMON_REQUIRE_BROWSER") == "1"
-_KEEP = ("FAITHMON_TEST_POSTGRES_URL", "FAITHMON_REQUIRE_POSTGRES", "FAITHMON_REQUIRE_BROWSER")
+_KEEP = (
+    "FAITHMON_TEST_POSTGRES_URL",
+    "FAITHMON_REQUIRE_POSTGRES",
+    "FAITHMON_REQUIRE_BROWSER",
+    "FAITHMON_SCREENSHOTS",  # where the dashboard test saves README's screenshot
+)
 
 
 @pytest.fixture(autouse=True)

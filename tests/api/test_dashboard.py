@@ -4,6 +4,7 @@ trace from the overview to its claims; hostile trace text stays text; tenants st
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -211,6 +212,10 @@ def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path
         page.get_by_role("link", name="Overview").click()
         expect(page.get_by_role("heading", level=1, name="Overview")).to_be_visible()
         expect(page.locator("svg.chart").first).to_be_visible()
+        # README's screenshot is this page: FAITHMON_SCREENSHOTS=docs writes it there.
+        shot = Path(os.environ.get("FAITHMON_SCREENSHOTS", tmp_path)) / "dashboard.png"
+        page.screenshot(path=str(shot), full_page=False)
+        assert shot.stat().st_size > 10_000
         page.get_by_role("link", name="open alerts").click()
         expect(page.locator("table.alerts")).to_be_visible()
         # From an alert's evidence to the trace's own page, claims marked on the chunks.
