@@ -172,7 +172,8 @@ def _band(counts: tuple[int, int] | None) -> Band | None:
     return Band(Baseline(records, unsupported).rate, low, high)
 
 
-def _markers(alerts: list[Alert]) -> list[Marker]:
+def alert_markers(alerts: list[Alert]) -> list[Marker]:
+    """Each alert's change point, opening and resolution, for a segment's chart."""
     markers = []
     for alert in alerts:
         change = _parse_time(alert.details.get("change_at"))
@@ -209,7 +210,7 @@ def _chart_card(data: ReportData, index: int, series: Series) -> str:
         series.buckets,
         data.bucket,
         band,
-        _markers(alerts),
+        alert_markers(alerts),
     )
     return (
         f'<section class="card chart-card" id="segment-{index}">'

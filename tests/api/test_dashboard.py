@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,6 @@ from faithmon.model import Chunk, Claim, Judgement, RagRecord
 from faithmon.store import Sessions, evaluations, records
 from faithmon.store import keys as store_keys
 from tests.servers import serve_in_thread
-from tests.timing import days_ago
 
 # Each field of a trace carries one: none may run, fetch, or change the page.
 PAYLOADS = (
@@ -55,7 +55,7 @@ def _hostile_records(sessions: Sessions) -> None:
         answer=f"Refunds take 5 days. {HOSTILE}",
         chunks=(chunk,),
         labels={"route": HOSTILE, "tenant": "acme"},
-        started_at=days_ago(0),
+        started_at=datetime.now(UTC) - timedelta(minutes=1),
     )
     other = RagRecord(
         trace_id=OTHER_TENANT_TRACE,
@@ -63,7 +63,7 @@ def _hostile_records(sessions: Sessions) -> None:
         answer="Globex secret answer.",
         chunks=(Chunk(position=0, text="Globex secret answer."),),
         labels={"tenant": "globex", "route": "secret"},
-        started_at=days_ago(0),
+        started_at=datetime.now(UTC) - timedelta(minutes=1),
     )
     claims = (
         Claim("Refunds take 5 days.", "supported", chunk=0, quote="Refunds take 5 days."),
@@ -130,6 +130,8 @@ PAGES = (
     "/documents",
     "/sentinels",
     "/judges",
+    "/segments",
+    "/segments/tenant=acme",
     f"/traces/{HOSTILE_TRACE}",
 )
 
@@ -151,6 +153,10 @@ def test_pages_need_a_read_key_and_keep_tenants_apart(served: Served) -> None:
     for path in ("/", "/traces", "/documents"):
         status, body, _ = _get(served.url + path, served.acme_reader)
         assert status == 200 and "Globex" not in body and OTHER_TENANT_TRACE[:12] not in body
+    assert _get(f"{served.url}/segments/tenant=acme", served.acme_reader)[0] == 200
+    assert _get(f"{served.url}/segments/tenant=globex", served.acme_reader)[0] == 404
+    _, segments, _ = _get(served.url + "/segments", served.acme_reader)
+    assert "tenant=acme" in segments and "tenant=globex" not in segments
     _, listed, _ = _get(served.url + "/traces?label=route:secret", served.admin)
     assert OTHER_TENANT_TRACE[:12] in listed
     _, listed, _ = _get(served.url + "/traces?label=route:secret", served.acme_reader)
@@ -198,10 +204,14 @@ def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path
         assert served.admin not in json.dumps(cookies)
 
         # Every page of the navigation renders under its own heading.
-        for name in ("Traces", "Documents", "Sentinels", "Judges", "Alerts"):
+        for name in ("Segments", "Traces", "Documents", "Sentinels", "Judges", "Alerts"):
             page.get_by_role("link", name=name, exact=True).click()
             expect(page.get_by_role("heading", level=1, name=name)).to_be_visible()
         expect(page.locator("table").first).to_be_visible()
+        page.get_by_role("link", name="Segments", exact=True).click()
+        page.get_by_role("link", name="model=northwind-llm-1.1,tenant=acme").click()
+        expect(page.get_by_role("heading", level=1)).to_contain_text("tenant=acme")
+        expect(page.locator("svg.chart .marker").first).to_be_attached()
         page.get_by_role("link", name="Traces", exact=True).click()
         page.get_by_label("label").fill("tenant:acme")
         page.get_by_role("button", name="Filter").click()

@@ -9,7 +9,7 @@ from ...store import Sessions
 from ..auth import KeyRing
 from ..sessions import SessionSigner
 from ..v1 import ReadOptions
-from . import judging, lists, login, overview, trace
+from . import judging, lists, login, overview, segments, trace
 from .shell import static_route
 
 
@@ -27,6 +27,7 @@ def routes(
         *trace.routes(sessions),
         *lists.routes(sessions),
         *judging.routes(sessions, options),
+        *segments.routes(sessions, options),
     ]
     if auth is not None:
         found += login.routes(*auth)

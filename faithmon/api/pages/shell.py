@@ -33,6 +33,7 @@ REFRESH_SECONDS = 30
 
 NAV = (
     ("/", "Overview"),
+    ("/segments", "Segments"),
     ("/traces", "Traces"),
     ("/documents", "Documents"),
     ("/alerts", "Alerts"),

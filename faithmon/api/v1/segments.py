@@ -126,8 +126,8 @@ def name_of(segment: Mapping[str, str]) -> str:
     return segment_key(segment) or "overall"
 
 
-def _visible(segment: Mapping[str, str], who: Caller) -> bool:
-    return who.tenant is None or segment.get("tenant") == who.tenant
+def _visible(segment: Mapping[str, str], tenant: str | None) -> bool:
+    return tenant is None or segment.get("tenant") == tenant
 
 
 def _interval(bad: float, records: int) -> list[float]:
@@ -211,18 +211,100 @@ def _buckets(outcomes: Sequence[Outcome], bucket: Literal["hour", "day"]) -> lis
     ]
 
 
+def _watch(sessions: Sessions, options: ReadOptions, judge: str | None) -> _Watch | None:
+    with sessions() as session:
+        name = judge or options.judge or store_evaluations.latest_judge(session)
+        if name is None:
+            return None
+        config = options.drift or drift.DriftConfig(
+            dimensions=reads_segments.baseline_labels(session, name)
+        )
+    return _Watch(name, config)
+
+
+def segments_view(
+    sessions: Sessions, options: ReadOptions, judge: str | None, tenant: str | None
+) -> Segments:
+    """Every detector per segment the reader may see (the API's view; the dashboard's too)."""
+    watched = _watch(sessions, options, judge)
+    if watched is None:
+        return Segments(judge=None, baseline_ready=False, items=[], silent=[])
+    run = check_drift(sessions, watched.judge, watched.config, dry_run=True)
+    readings = [r for r in run.readings if _visible(r.segment, tenant)]
+    return Segments(
+        judge=watched.judge,
+        baseline_ready=run.baseline_ready,
+        items=_segments(readings),
+        silent=[
+            Silent(
+                segment=name_of(s.segment),
+                labels=dict(s.segment),
+                last_at=s.last_at,
+                per_day=s.per_day,
+            )
+            for s in run.silent
+            if _visible(s.segment, tenant)
+        ],
+    )
+
+
+def series_view(
+    sessions: Sessions,
+    options: ReadOptions,
+    segment: str,
+    bucket: Literal["hour", "day"],
+    since: datetime | None,
+    until: datetime | None,
+    judge: str | None,
+    tenant: str | None,
+) -> SeriesOut | None:
+    """One segment's rate per bucket beside its baseline; None for a segment the reader
+    may not see or that has neither records nor a baseline."""
+    labels = parse_segment(segment)
+    if labels is None or not _visible(labels, tenant):
+        return None
+    watched = _watch(sessions, options, judge)
+    if watched is None:
+        return None
+    with sessions() as session:
+        outcomes = store_evaluations.outcomes(session, watched.judge, since, evidence=False)
+        frozen = store_baselines.load_baselines(session, watched.judge)
+    mine = [
+        o
+        for o in outcomes
+        if all(o.labels.get(k) == v for k, v in labels.items()) and (until is None or o.at < until)
+    ]
+    key = segment_key(labels)
+    own = frozen.segments.get(key) if frozen is not None else None
+    if not mine and own is None:
+        return None
+    baseline = None
+    # A segment too thin for a baseline of its own is compared with its partition's
+    # overall (its tenant's, or the whole untenanted traffic's), as its detector is.
+    parent = segment_key({"tenant": labels["tenant"]}) if "tenant" in labels else ""
+    chosen = own or (frozen.segments.get(parent) if frozen is not None else None)
+    if frozen is not None and chosen is not None:
+        baseline = BaselineOut(
+            source="own" if own is not None else "overall",
+            records=chosen.records,
+            rate=round(chosen.rate, 4),
+            interval=_interval(chosen.rate * chosen.records, chosen.records),
+            critical_rate=round(chosen.rate_of("critical"), 4),
+            window_start=frozen.start,
+            window_end=frozen.end,
+        )
+    return SeriesOut(
+        segment=name_of(labels),
+        labels=labels,
+        judge=watched.judge,
+        bucket=bucket,
+        baseline=baseline,
+        buckets=_buckets(mine, bucket),
+    )
+
+
 def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
     api = APIRouter(tags=["segments"])
-
-    def watch(judge: str | None) -> _Watch | None:
-        with sessions() as session:
-            name = judge or options.judge or store_evaluations.latest_judge(session)
-            if name is None:
-                return None
-            config = options.drift or drift.DriftConfig(
-                dimensions=reads_segments.baseline_labels(session, name)
-            )
-        return _Watch(name, config)
 
     @api.get("/segments", response_model=Segments)
     def list_segments(
@@ -230,26 +312,7 @@ def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
     ) -> Segments:
         """Every drift detector per segment: baseline, current rate with its interval, CUSUM,
         threshold and state, as the worker's next drift run would see them."""
-        watched = watch(judge)
-        if watched is None:
-            return Segments(judge=None, baseline_ready=False, items=[], silent=[])
-        run = check_drift(sessions, watched.judge, watched.config, dry_run=True)
-        readings = [r for r in run.readings if _visible(r.segment, who)]
-        return Segments(
-            judge=watched.judge,
-            baseline_ready=run.baseline_ready,
-            items=_segments(readings),
-            silent=[
-                Silent(
-                    segment=name_of(s.segment),
-                    labels=dict(s.segment),
-                    last_at=s.last_at,
-                    per_day=s.per_day,
-                )
-                for s in run.silent
-                if _visible(s.segment, who)
-            ],
-        )
+        return segments_view(sessions, options, judge, who.tenant)
 
     @api.get("/segments/{segment:path}/series", response_model=SeriesOut, responses=NOT_FOUND)
     def segment_series(
@@ -261,47 +324,9 @@ def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
         judge: JudgeParam = None,
     ) -> SeriesOut:
         """One segment's scored records per hour or day, beside its frozen baseline."""
-        labels = parse_segment(segment)
-        if labels is None or not _visible(labels, who):
+        found = series_view(sessions, options, segment, bucket, since, until, judge, who.tenant)
+        if found is None:
             raise not_found("such segment")
-        watched = watch(judge)
-        if watched is None:
-            raise not_found("such segment")
-        with sessions() as session:
-            outcomes = store_evaluations.outcomes(session, watched.judge, since, evidence=False)
-            frozen = store_baselines.load_baselines(session, watched.judge)
-        mine = [
-            o
-            for o in outcomes
-            if all(o.labels.get(k) == v for k, v in labels.items())
-            and (until is None or o.at < until)
-        ]
-        key = segment_key(labels)
-        own = frozen.segments.get(key) if frozen is not None else None
-        if not mine and own is None:
-            raise not_found("such segment")
-        baseline = None
-        # A segment too thin for a baseline of its own is compared with its partition's
-        # overall (its tenant's, or the whole untenanted traffic's), as its detector is.
-        parent = segment_key({"tenant": labels["tenant"]}) if "tenant" in labels else ""
-        chosen = own or (frozen.segments.get(parent) if frozen is not None else None)
-        if frozen is not None and chosen is not None:
-            baseline = BaselineOut(
-                source="own" if own is not None else "overall",
-                records=chosen.records,
-                rate=round(chosen.rate, 4),
-                interval=_interval(chosen.rate * chosen.records, chosen.records),
-                critical_rate=round(chosen.rate_of("critical"), 4),
-                window_start=frozen.start,
-                window_end=frozen.end,
-            )
-        return SeriesOut(
-            segment=name_of(labels),
-            labels=labels,
-            judge=watched.judge,
-            bucket=bucket,
-            baseline=baseline,
-            buckets=_buckets(mine, bucket),
-        )
+        return found
 
     return api

@@ -1,0 +1,140 @@
+"""``/segments`` (every drift detector: baseline against the current rate with their
+intervals, CUSUM against its threshold, state) and ``/segments/{segment}`` (its rate over
+time on the baseline band, with alert markers, and its worst traces)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from html import escape
+from urllib.parse import quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ...model import segment_key, visible_to
+from ...report.chart import Band, Marker, render_chart
+from ...report.html import alert_markers
+from ...store import Sessions
+from ...store import alerts as store_alerts
+from ...store.reads_traces import TraceFilter, TracePage, list_traces
+from ..v1 import ReadOptions
+from ..v1.segments import Detector, SeriesOut, segments_view, series_view
+from .shell import not_found, page, tenant_of
+
+
+def _pct(rate: float) -> str:
+    return f"{rate:.1%}"
+
+
+def _rate(rate: float, interval: list[float]) -> str:
+    return (
+        f'<span class="val">{_pct(rate)}</span> '
+        f'<span class="interval">({_pct(interval[0])}–{_pct(interval[1])})</span>'
+    )
+
+
+def _detector_cells(d: Detector) -> str:
+    return (
+        f"<td>{escape(d.stream)}</td>"
+        f"<td>{_rate(d.baseline_rate, d.baseline_interval)}</td>"
+        f"<td>{_rate(d.current_rate, d.current_interval)}</td><td>{d.records}</td>"
+        f"<td>{d.cusum:.2f} / {d.threshold:.2f}</td>"
+        f'<td><span class="badge {escape(d.state)}">{escape(d.state)}</span>'
+        + (f" by {escape(d.explained_by)}" if d.explained_by else "")
+        + "</td>"
+    )
+
+
+def _link(name: str) -> str:
+    return f'<a href="/segments/{quote(name, safe="=,")}">{escape(name)}</a>'
+
+
+def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
+    async def index(request: Request) -> Response:
+        view = await run_in_threadpool(segments_view, sessions, options, None, tenant_of(request))
+        rows = []
+        for item in view.items:
+            for n, d in enumerate(item.detectors):
+                name = _link(item.segment) if n == 0 else ""
+                rows.append(f"<tr><td>{name}</td>{_detector_cells(d)}</tr>")
+        head = "".join(
+            f"<th>{h}</th>"
+            for h in (
+                "segment",
+                "stream",
+                "baseline (95%)",
+                "current (95%)",
+                "records",
+                "CUSUM / threshold",
+                "state",
+            )
+        )
+        ready = (
+            "" if view.baseline_ready else '<p class="muted">The baseline is still being built.</p>'
+        )
+        table = (
+            f'<div class="table-wrap card"><table><thead><tr>{head}</tr></thead><tbody>'
+            f"{''.join(rows)}</tbody></table></div>"
+            if rows
+            else '<p class="muted">No segment has scored records yet.</p>'
+        )
+        return page(request, "Segments", f"<h1>Segments</h1>{ready}{table}", here="/segments")
+
+    def _detail(name: str, tenant: str | None) -> tuple[SeriesOut, list[Marker], TracePage] | None:
+        series = series_view(sessions, options, name, "hour", None, None, None, tenant)
+        if series is None:
+            return None
+        with sessions() as session:
+            alerts = [
+                a
+                for a in store_alerts.list_alerts(session)
+                if visible_to(a, tenant) and segment_key(a.segment) == segment_key(series.labels)
+            ]
+            worst = list_traces(
+                session,
+                TraceFilter(tenant=tenant, labels=series.labels, max_score=0.999),
+                20,
+            )
+        return series, alert_markers(alerts), worst
+
+    async def detail(request: Request) -> Response:
+        name = request.path_params["segment"]
+        found = await run_in_threadpool(_detail, name, tenant_of(request))
+        if found is None:
+            return not_found(request, "No such segment.")
+        series, markers, worst = found
+        band = None
+        baseline = series.baseline
+        if baseline is not None:
+            band = Band(rate=baseline.rate, low=baseline.interval[0], high=baseline.interval[1])
+        chart = render_chart(
+            "segment-chart",
+            f"Unsupported rate over time, {name}",
+            series.buckets,
+            timedelta(hours=1),
+            band,
+            markers,
+        )
+        rows = "".join(
+            f'<tr><td><a href="/traces/{quote(t.trace_id, safe="")}"><code>'
+            f"{escape(t.trace_id[:12])}</code></a></td><td>{t.started_at:%Y-%m-%d %H:%M}</td>"
+            f"<td>{'—' if t.faithfulness is None else f'{t.faithfulness:.2f}'}</td>"
+            f"<td>{'yes' if t.critical else ''}</td><td>{escape(t.question[:160])}</td></tr>"
+            for t in worst.items
+        )
+        traces = (
+            '<section class="card"><h2>Unsupported answers, newest first</h2><table><thead>'
+            "<tr><th>trace</th><th>started</th><th>strict</th><th>critical</th><th>question"
+            f"</th></tr></thead><tbody>{rows}</tbody></table></section>"
+            if rows
+            else ""
+        )
+        body = f'<h1>Segment {escape(name)}</h1><section class="card">{chart}</section>{traces}'
+        return page(request, f"Segment {name}", body, here="/segments")
+
+    return [
+        Route("/segments", index, methods=["GET"]),
+        Route("/segments/{segment:path}", detail, methods=["GET"]),
+    ]
