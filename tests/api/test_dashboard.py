@@ -222,6 +222,7 @@ def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path
         page.get_by_role("link", name="Overview").click()
         expect(page.get_by_role("heading", level=1, name="Overview")).to_be_visible()
         expect(page.locator("svg.chart").first).to_be_visible()
+        expect(page.locator("main")).to_contain_text("trusted by its sentinels")
         # README's screenshot is this page: FAITHMON_SCREENSHOTS=docs writes it there.
         shot = Path(os.environ.get("FAITHMON_SCREENSHOTS", tmp_path)) / "dashboard.png"
         page.screenshot(path=str(shot), full_page=False)

@@ -4,6 +4,7 @@ report's own sections, rendered over the reader's tenant."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from html import escape
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -12,7 +13,7 @@ from starlette.routing import Route
 
 from ...model import visible_to
 from ...report.html import render_alerts, render_charts, render_header
-from ...store import Sessions, evaluations
+from ...store import Sessions, evaluations, reads_sentinels
 from ...store import alerts as store_alerts
 from ...store.report import ReportData, load_report
 from .shell import HEADERS, grant_of, not_found, page, tenant_of
@@ -22,6 +23,23 @@ def _load(sessions: Sessions, judge: str | None, tenant: str | None) -> ReportDa
     with sessions() as session:
         judge = judge or evaluations.latest_judge(session)
         return None if judge is None else load_report(session, judge, tenant=tenant)
+
+
+def _trust(sessions: Sessions, judge: str) -> str:
+    """Whether the scores shown can be believed: the judge's sentinel standing."""
+    with sessions() as session:
+        lost = [w for w in reads_sentinels.trust_windows(session) if w.judge == judge]
+    current = next((w for w in lost if w.until is None), None)
+    if current is None:
+        return (
+            f"<p>Judge <code>{escape(judge)}</code>: trusted by its sentinels "
+            '(<a href="/sentinels">runs</a>).</p>'
+        )
+    return (
+        f'<p class="error">Judge <code>{escape(judge)}</code> lost its sentinels\' trust '
+        f"{current.since:%Y-%m-%d %H:%M} UTC ({escape(current.reason)}): its scores are held "
+        'back from drift (<a href="/sentinels">runs</a>).</p>'
+    )
 
 
 _EMPTY = (
@@ -39,7 +57,9 @@ def routes(sessions: Sessions, judge: str | None = None) -> list[Route]:
         alerts = (
             f'<p><a href="/alerts">{len(firing)} open alerts</a> · {len(data.alerts)} in all</p>'
         )
-        body = render_header(data, "Overview") + alerts + render_charts(data)
+        trust = await run_in_threadpool(_trust, sessions, data.judge)
+        segments = '<p><a href="/segments">Every segment against its baseline</a></p>'
+        body = render_header(data, "Overview") + trust + alerts + segments + render_charts(data)
         return page(request, "Overview", body, here="/")
 
     async def alerts(request: Request) -> Response:
