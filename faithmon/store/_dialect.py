@@ -3,9 +3,28 @@
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
+from datetime import timedelta
 from typing import Any, TypeVarTuple
 
-from sqlalchemy import JSON, ColumnElement, Connection, Engine, Select, func, select, type_coerce
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    ColumnElement,
+    Connection,
+    Engine,
+    FromClause,
+    Integer,
+    Select,
+    String,
+    and_,
+    case,
+    cast,
+    extract,
+    func,
+    literal,
+    select,
+    type_coerce,
+)
 from sqlalchemy.dialects.postgresql import JSONB, aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -67,3 +86,102 @@ def json_values(session: Session, column: Any, key: str) -> ColumnElement[Any]:
         .select_from(item)
         .scalar_subquery()
     )
+
+
+# Units a time can be cut to, coarsest first: where SQLite's text of a time
+# ('YYYY-MM-DD HH:MM:SS.ffffff') ends for each, and date_trunc's name for it (None: none).
+_UNITS = (
+    (timedelta(days=1), 10, "day"),
+    (timedelta(hours=1), 13, "hour"),
+    (timedelta(minutes=10), 15, None),
+    (timedelta(minutes=1), 16, "minute"),
+    (timedelta(seconds=10), 18, None),
+    (timedelta(seconds=1), 19, "second"),
+    (timedelta(milliseconds=100), 21, None),
+    (timedelta(milliseconds=1), 23, "milliseconds"),
+    (timedelta(microseconds=1), 26, "microseconds"),
+)
+_MIDNIGHT = "0000-01-01 00:00:00.000000"
+
+
+def time_floor(session: Session, column: Any, width: timedelta) -> ColumnElement[Any]:
+    """A stored time cut to the coarsest unit that divides ``width``, still a time: the
+    same bucket of ``width`` as the time itself, and cheap to group on (on SQLite a prefix
+    of the text), so :func:`time_bucket` can run once per group instead of once per row."""
+    postgresql = is_postgresql(session)
+    length, name = next(
+        (length, name)
+        for unit, length, name in _UNITS
+        if not width % unit and (name is not None or not postgresql)
+    )
+    if postgresql:
+        return func.date_trunc(name, column)
+    return func.substr(column, 1, length, type_=String) + literal(_MIDNIGHT[length:])
+
+
+def scanned(session: Session, column: Any) -> ColumnElement[Any]:
+    """``column`` as SQLite cannot look rows up by (``+ 0``), for a join that should read
+    this side in index order and look the other side up, not the reverse. SQLite plans
+    without statistics and would otherwise fetch each record row by its id; PostgreSQL
+    has them and hashes a join of every row."""
+    shifted: ColumnElement[Any] = column if is_postgresql(session) else column + 0
+    return shifted
+
+
+def time_bucket(session: Session, column: Any, width: timedelta) -> ColumnElement[int]:
+    """The bucket of ``width`` since the epoch that a stored time falls in, as
+    ``(t - epoch) // width`` does it in Python: counted in whole microseconds, so no
+    rounding moves a time across a bucket's edge."""
+    micros = width // timedelta(microseconds=1)
+    since: ColumnElement[int]
+    if is_postgresql(session):
+        # epoch x 10^6 is a whole number (numeric since PostgreSQL 14; before, a double
+        # within a fraction of a microsecond of it, which the cast rounds away).
+        since = cast(extract("epoch", column) * 1_000_000, BigInteger)
+    else:
+        # SQLite keeps the time as text, 'YYYY-MM-DD HH:MM:SS.ffffff': the whole seconds
+        # through strftime, the microseconds from the text (julianday would round them).
+        seconds = cast(func.strftime("%s", func.substr(column, 1, 19)), Integer)
+        since = seconds * 1_000_000 + cast(func.substr(column, 21, 6), Integer)
+    # Integer division truncates: the floor for every time after the epoch, and OTLP
+    # counts trace times from it.
+    return since // micros
+
+
+def json_items(session: Session, column: Any) -> tuple[FromClause, ColumnElement[Any], Any]:
+    """The items of a JSON array column as rows to join (a function of the row, as SQLite's
+    table functions and PostgreSQL's set-returning ones in FROM are): the FROM item, each
+    item's JSON value, and its position, in the array's order."""
+    if is_postgresql(session):
+        items = (
+            func.jsonb_array_elements(column)
+            .table_valued("value", with_ordinality="at")
+            .render_derived()
+        )
+        return items, type_coerce(items.c.value, JSONB), items.c.at
+    item = func.json_each(column).table_valued("value", "key")
+    return item, type_coerce(item.c.value, JSON), item.c.key
+
+
+def json_text(session: Session, value: Any, key: str) -> ColumnElement[str]:
+    """The ``key`` member of a JSON object as text (a number too); NULL when absent or null."""
+    if is_postgresql(session):
+        member: ColumnElement[str] = type_coerce(value, JSONB)[key].astext
+        return member
+    return cast(func.json_extract(value, f"$.{key}"), String)
+
+
+def json_cited(session: Session, array: Any, item: Any, index: str, key: str) -> Any:
+    """The ``key`` (as text) of the object at the position ``item[index]`` names in a JSON
+    array column; NULL unless that is a whole number within the array."""
+    if is_postgresql(session):
+        at = type_coerce(item, JSONB)[index]
+        # Nine digits at most: a whole number an integer holds, past any chunk list's end.
+        whole = and_(func.jsonb_typeof(at) == "number", at.astext.regexp_match("^[0-9]{1,9}$"))
+        found = type_coerce(array, JSONB)[cast(at.astext, Integer)][key].astext
+        return case((whole, found), else_=None)
+    at = func.json_extract(item, f"$.{index}")
+    path = literal("$[") + cast(at, String) + literal(f"].{key}")
+    # CASE, not AND: a path built from anything but a whole number is an error in SQLite.
+    whole = and_(func.json_type(item, f"$.{index}") == "integer", at >= 0)
+    return case((whole, cast(func.json_extract(array, path), String)), else_=None)

@@ -88,6 +88,19 @@ def _evidence(chunk_ids: Sequence[str | None] | None, claims: tuple[Claim, ...])
     return Evidence(tuple(str(c or i) for i, c in enumerate(chunk_ids or ())), claims)
 
 
+def counted(session: Session, judge: str) -> ColumnElement[bool]:
+    """Which evaluations are ``judge``'s outcomes: its ``ok`` ones, less those made while
+    sentinels showed it drifting. Every reader of outcomes (drift, the report) asks this."""
+    condition = and_(EvaluationRow.judge == judge, EvaluationRow.status == "ok")
+    trust = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
+    if trust is None:
+        return condition
+    untrusted = EvaluationRow.created_at >= trust.untrusted_since
+    if trust.untrusted_until is not None:
+        untrusted = and_(untrusted, EvaluationRow.created_at < trust.untrusted_until)
+    return and_(condition, ~untrusted)
+
+
 def outcomes(
     session: Session, judge: str, since: datetime | None = None, evidence: bool = True
 ) -> list[Outcome]:
@@ -110,18 +123,11 @@ def outcomes(
             chunk_ids,
         )
         .join(EvaluationRow, EvaluationRow.record_id == RecordRow.id)
-        .where(and_(EvaluationRow.judge == judge, EvaluationRow.status == "ok"))
+        .where(counted(session, judge))
         .order_by(RecordRow.started_at, RecordRow.id)
     )
     if since is not None:
         query = query.where(RecordRow.started_at >= since)
-    trust = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
-    if trust is not None:
-        # Evaluations made while sentinels showed this judge drifting do not count.
-        untrusted = EvaluationRow.created_at >= trust.untrusted_since
-        if trust.untrusted_until is not None:
-            untrusted = and_(untrusted, EvaluationRow.created_at < trust.untrusted_until)
-        query = query.where(~untrusted)
     result = []
     for trace_id, started_at, labels, reason, claims, ids in session.execute(query):
         judgement = Judgement(judge, "ok", to_claims(claims))

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, null, select
+from sqlalchemy import ColumnElement, case, func, select, true
 from sqlalchemy.orm import Session
 
-from ._dialect import json_values
+from ._dialect import json_cited, json_items, json_text
 from .reads_traces import shown_evaluation
 from .tables import RecordRow
 
@@ -53,72 +53,108 @@ def document_uses(
 ) -> list[DocumentUse]:
     """Every document id passed to the generator in the window, in no particular order.
 
-    Only the chunk ids travel, not the chunk texts; claims only for unsupported answers.
-    Chunks without an id are left out: nothing names them across records.
+    Counted in the database: a row per document comes back, and the newest ``examples``
+    claims citing it as contradicted. Chunks without an id are left out: nothing names
+    them across records.
     """
-    shown, join = shown_evaluation(judge)
-    query = (
-        select(
-            RecordRow.trace_id,
-            RecordRow.started_at,
-            json_values(session, RecordRow.chunks, "id"),
-            shown.faithfulness,
-            case((shown.faithfulness < 1, shown.claims), else_=null()),
-        )
-        .join(shown, join, isouter=judge is None)
-        .order_by(RecordRow.started_at.desc(), RecordRow.id.desc())
-    )
+    shown, join = shown_evaluation(session, judge)
+    window = []
     if tenant is not None:
-        query = query.where(RecordRow.tenant == tenant)
+        window.append(RecordRow.tenant == tenant)
     if since is not None:
-        query = query.where(RecordRow.started_at >= since)
+        window.append(RecordRow.started_at >= since)
     if until is not None:
-        query = query.where(RecordRow.started_at < until)
-    tally: dict[str, _Tally] = {}
-    for trace_id, started_at, ids, score, claims in session.execute(query):
-        chunk_ids: Sequence[Any] = ids or ()
-        for doc_id in dict.fromkeys(str(i) for i in chunk_ids if i is not None):
-            counts = tally.get(doc_id)
-            if counts is None:
-                counts = tally[doc_id] = _Tally(started_at)
-            counts.passed += 1
-            if score is not None:
-                counts.scored += 1
-                counts.unsupported += score < 1
-        for claim in claims or ():
-            at = claim.get("chunk")
-            if claim.get("verdict") != "contradicted" or not isinstance(at, int):
-                continue
-            if 0 <= at < len(chunk_ids) and chunk_ids[at] is not None:
-                counts = tally[str(chunk_ids[at])]
-                counts.contradicted += 1
-                if len(counts.examples) < examples:
-                    counts.examples.append(
-                        CitedClaim(
-                            trace_id,
-                            str(claim.get("text", "")),
-                            claim.get("quote"),
-                            bool(claim.get("critical")),
-                        )
-                    )
+        window.append(RecordRow.started_at < until)
+    chunks, chunk, _ = json_items(session, RecordRow.chunks)
+    doc = json_text(session, chunk, "id")
+    # A record passes a document once, however many of its chunks come from it.
+    passed = (
+        select(RecordRow.id, RecordRow.started_at, doc.label("doc"), shown.faithfulness)
+        .select_from(RecordRow)
+        .join(shown, join, isouter=judge is None)
+        .join(chunks, true())
+        .where(doc.is_not(None), *window)
+        .distinct()
+        .subquery()
+    )
+    score = passed.c.faithfulness
+    uses = select(
+        passed.c.doc,
+        func.count(),
+        func.count(score),
+        func.sum(case((score < 1, 1), else_=0)),
+        func.max(passed.c.started_at),
+    ).group_by(passed.c.doc)
+    cited = _contradicted(session, shown, join, judge, window, examples)
     return [
         DocumentUse(
             doc_id,
-            t.passed,
-            t.scored,
-            t.unsupported,
-            t.contradicted,
-            tuple(t.examples),
-            t.last_passed,
+            int(count),
+            int(scored),
+            int(unsupported or 0),
+            cited.get(doc_id, (0, []))[0],
+            tuple(cited.get(doc_id, (0, []))[1]),
+            last_passed,
         )
-        for doc_id, t in tally.items()
+        for doc_id, count, scored, unsupported, last_passed in session.execute(uses)
     ]
 
 
-class _Tally:
-    __slots__ = ("contradicted", "examples", "last_passed", "passed", "scored", "unsupported")
-
-    def __init__(self, last_passed: datetime) -> None:
-        self.last_passed = last_passed
-        self.passed = self.scored = self.unsupported = self.contradicted = 0
-        self.examples: list[CitedClaim] = []
+def _contradicted(
+    session: Session,
+    shown: Any,
+    join: ColumnElement[bool],
+    judge: str | None,
+    window: Sequence[ColumnElement[bool]],
+    examples: int,
+) -> dict[str, tuple[int, list[CitedClaim]]]:
+    """doc id → (claims citing it as contradicted, the newest ``examples`` of them): newest
+    trace first, then in the answer's order."""
+    claims, claim, position = json_items(session, shown.claims)
+    doc = json_cited(session, RecordRow.chunks, claim, "chunk", "id")
+    found = (
+        select(
+            RecordRow.id,
+            RecordRow.started_at,
+            RecordRow.trace_id,
+            claim.label("claim"),
+            position.label("position"),
+            doc.label("doc"),
+        )
+        .select_from(RecordRow)
+        .join(shown, join, isouter=judge is None)
+        .join(claims, true())
+        # Only an answer with a claim not supported has one contradicted.
+        .where(shown.faithfulness < 1, json_text(session, claim, "verdict") == "contradicted")
+        .where(*window)
+        .subquery()
+    )
+    newest = (found.c.started_at.desc(), found.c.id.desc(), found.c.position)
+    ranked = (
+        select(
+            found.c.doc,
+            found.c.trace_id,
+            found.c.claim,
+            func.count().over(partition_by=found.c.doc).label("contradicted"),
+            func.row_number().over(partition_by=found.c.doc, order_by=newest).label("rank"),
+        )
+        .where(found.c.doc.is_not(None))
+        .subquery()
+    )
+    # At least one row per document, for its count, whatever ``examples`` is.
+    query = select(ranked.c.doc, ranked.c.contradicted, ranked.c.trace_id, ranked.c.claim).where(
+        ranked.c.rank <= max(examples, 1)
+    )
+    cited: dict[str, tuple[int, list[CitedClaim]]] = {}
+    for doc_id, count, trace_id, item in session.execute(query):
+        shown_claims = cited.setdefault(doc_id, (int(count), []))[1]
+        if len(shown_claims) < examples:
+            shown_claims.append(
+                CitedClaim(
+                    trace_id,
+                    str(item.get("text", "")),
+                    item.get("quote"),
+                    bool(item.get("critical")),
+                )
+            )
+    return cited

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, exists, func, literal, or_, select
+from sqlalchemy import ColumnElement, Select, and_, exists, func, literal, or_, select, true
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session, aliased
 
@@ -78,13 +78,27 @@ class TraceDetail:
     feedback: tuple[Feedback, ...] = ()
 
 
-def shown_evaluation(judge: str | None) -> tuple[Any, ColumnElement[bool]]:
+def shown_evaluation(session: Session, judge: str | None) -> tuple[Any, ColumnElement[bool]]:
     """An alias of evaluations and the join condition that picks each record's shown one."""
+    if is_postgresql(session):
+        # A LATERAL subquery: PostgreSQL then walks the records in the order asked and
+        # looks up each one's newest evaluation, stopping at the page's end. Joined on the
+        # max(id) below, it would find the newest evaluation of every record first (a
+        # page filtered on the evaluation took 0.2 s at 100,000 records).
+        newest = (
+            select(EvaluationRow)
+            .where(EvaluationRow.record_id == RecordRow.id)
+            .order_by(EvaluationRow.id.desc())
+            .limit(1)
+        )
+        if judge is not None:
+            newest = newest.where(EvaluationRow.judge == judge)
+        return aliased(EvaluationRow, newest.lateral("shown")), true()
     shown = aliased(EvaluationRow, name="shown")
-    newest = select(func.max(EvaluationRow.id)).where(EvaluationRow.record_id == RecordRow.id)
+    latest = select(func.max(EvaluationRow.id)).where(EvaluationRow.record_id == RecordRow.id)
     if judge is not None:
-        newest = newest.where(EvaluationRow.judge == judge)
-    return shown, shown.id == newest.correlate(RecordRow).scalar_subquery()
+        latest = latest.where(EvaluationRow.judge == judge)
+    return shown, shown.id == latest.correlate(RecordRow).scalar_subquery()
 
 
 def critical_unsupported(session: Session, claims: Any, faithfulness: Any) -> ColumnElement[bool]:
@@ -140,7 +154,7 @@ def list_traces(
     """A page of records matching ``where``, newest first (by start, then id), each with its
     shown evaluation's scores; ``next`` is where the following page starts, if there is one.
     """
-    shown, join = shown_evaluation(where.judge)
+    shown, join = shown_evaluation(session, where.judge)
     query = _filtered(session, where, shown, join)
     if after is not None:
         started, record_id = after

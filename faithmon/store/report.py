@@ -9,14 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
+from sqlalchemy import ColumnElement, case, exists, func, select
 from sqlalchemy.orm import Session
 
-from ..model import Alert, Outcome, StoredRecord, segment_key, visible_to
+from ..model import JUDGE_RULES, Alert, StoredRecord, segment_key, visible_to
 from . import alerts as store_alerts
 from . import baselines as store_baselines
-from . import evaluations, records
+from . import records
+from ._dialect import is_postgresql, scanned, time_bucket, time_floor
+from .evaluations import UNSUPPORTED, counted
+from .tables import EvaluationRow, RecordRow
 from .traces import load_traces
 
 # Bucket widths a person reads at a glance; the report takes the first that gives
@@ -89,17 +93,94 @@ def floor_time(at: datetime, width: timedelta) -> datetime:
     return EPOCH + width * ((at - EPOCH) // width)
 
 
+Tally = list[tuple[int, tuple[str | None, ...], int, int]]
+"""(bucket, the labels' values, records, unsupported) per group of :func:`_tally`."""
+
+
+def _span(
+    session: Session, scored: ColumnElement[bool], mine: Sequence[ColumnElement[bool]]
+) -> tuple[datetime, datetime] | None:
+    """The first and last start of the traces whose evaluation is ``scored``, among
+    ``mine``; None when there is none."""
+    # Walking the start index until a record with such an evaluation reads a few rows,
+    # where min() and max() over the join would read all of them.
+    has = exists().where(EvaluationRow.record_id == RecordRow.id, scored)
+    first, last = (
+        session.scalar(select(RecordRow.started_at).where(has, *mine).order_by(order).limit(1))
+        for order in (RecordRow.started_at.asc(), RecordRow.started_at.desc())
+    )
+    return None if first is None or last is None else (first, last)
+
+
+def _tally(
+    session: Session,
+    scored: ColumnElement[bool],
+    mine: Sequence[ColumnElement[bool]],
+    width: timedelta,
+    names: Sequence[str],
+) -> Tally:
+    """The records among ``mine`` with a ``scored`` evaluation, counted in the database by
+    bucket and by the values of the ``names`` labels."""
+    labels = [name for name in names if name != "tenant"]
+    keys: list[Any] = []
+    if is_postgresql(session):
+        # A label is cheap to read out of binary JSON; a sort on whole label sets spills.
+        keys = [RecordRow.labels[name].as_string() for name in labels]
+    elif labels:
+        # SQLite parses JSON text at every read: the label sets are grouped as text first,
+        # and read once per group.
+        keys = [RecordRow.labels]
+    # Two steps: grouped by the time cut to a unit (cheap to compute), then by bucket.
+    groups = (
+        select(
+            time_floor(session, RecordRow.started_at, width).label("at"),
+            *(key.label(f"key_{i}") for i, key in enumerate(keys)),
+            RecordRow.tenant.label("tenant"),
+            func.count().label("records"),
+            func.sum(case((UNSUPPORTED, 1), else_=0)).label("unsupported"),
+        )
+        .select_from(RecordRow)
+        .join(EvaluationRow, EvaluationRow.record_id == scanned(session, RecordRow.id))
+        .where(scored, *mine)
+        # By the names: the expressions hold bound values, which PostgreSQL would not
+        # match between the select list and the GROUP BY.
+        .group_by("at", *(f"key_{i}" for i in range(len(keys))), "tenant")
+        .subquery()
+    )
+    read = {
+        name: groups.c[f"key_{i}"] if is_postgresql(session) else groups.c.key_0[name].as_string()
+        for i, name in enumerate(labels)
+    }
+    # The tenant as its column: the label again, and what the tenant filter reads.
+    values = [
+        (groups.c.tenant if name == "tenant" else read[name]).label(f"label_{i}")
+        for i, name in enumerate(names)
+    ]
+    query = select(
+        time_bucket(session, groups.c.at, width).label("bucket"),
+        *values,
+        func.sum(groups.c.records),
+        func.sum(groups.c.unsupported),
+    ).group_by("bucket", *(v.name for v in values))
+    return [
+        (int(bucket), tuple(found), int(n), int(unsupported or 0))
+        for bucket, *found, n, unsupported in session.execute(query)
+    ]
+
+
 def bucketize(
-    outcomes: Sequence[Outcome], segment: Mapping[str, str], width: timedelta
+    tally: Tally, names: Sequence[str], segment: Mapping[str, str], width: timedelta
 ) -> tuple[Bucket, ...]:
-    """Counts per bucket of the outcomes in ``segment``; empty buckets are left out."""
-    tally: dict[datetime, list[int]] = {}
-    for outcome in outcomes:
-        if all(outcome.labels.get(k) == v for k, v in segment.items()):
-            counts = tally.setdefault(floor_time(outcome.at, width), [0, 0])
-            counts[0] += 1
-            counts[1] += outcome.unsupported
-    return tuple(Bucket(start, n, u) for start, (n, u) in sorted(tally.items()))
+    """The counts of ``segment`` per bucket, from a tally grouped by ``names`` (every label
+    the segment names among them); empty buckets are left out."""
+    at = [(names.index(name), value) for name, value in segment.items()]
+    counts: dict[int, list[int]] = {}
+    for bucket, labels, n, unsupported in tally:
+        if all(labels[i] == value for i, value in at):
+            found = counts.setdefault(bucket, [0, 0])
+            found[0] += n
+            found[1] += unsupported
+    return tuple(Bucket(EPOCH + width * b, n, u) for b, (n, u) in sorted(counts.items()))
 
 
 def load_report(
@@ -111,13 +192,8 @@ def load_report(
 ) -> ReportData:
     """Everything the report shows for ``judge``'s evaluations, read in one session; with
     ``tenant``, only that tenant's records and alerts (its overall is ``{tenant: T}``)."""
-    # Counts, not rates: the chart needs no sampling weights.
-    outcomes = evaluations.outcomes(session, judge, evidence=False)
     alerts = tuple(a for a in store_alerts.list_alerts(session) if visible_to(a, tenant))
-    overall: dict[str, str] = {}
-    if tenant is not None:
-        outcomes = [o for o in outcomes if o.labels.get("tenant") == tenant]
-        overall = {"tenant": tenant}
+    overall: dict[str, str] = {} if tenant is None else {"tenant": tenant}
     frozen = store_baselines.load_baselines(session, judge)
     baselines: dict[str, tuple[int, int]] = {}
     window = None
@@ -127,15 +203,25 @@ def load_report(
             mark = f"tenant={tenant}"
             baselines = {k: v for k, v in baselines.items() if mark in k.split(",")}
         window = (frozen.start, frozen.end)
-    width = bucket_width(outcomes[0].at, outcomes[-1].at, target_buckets) if outcomes else STEPS[-1]
+    # The outcomes drift counts (evaluations.outcomes), of the tenant's records if given.
+    scored = counted(session, judge)
+    mine = [RecordRow.tenant == tenant] if tenant is not None else []
+    span = _span(session, scored, mine)
+    width = bucket_width(*span, target_buckets) if span is not None else STEPS[-1]
     overall_key = segment_key(overall)
     segments: dict[str, Mapping[str, str]] = {overall_key: overall}
     for alert in alerts:
-        segments.setdefault(segment_key(alert.segment), alert.segment)
+        # A judge's alert names the judge and its sentinel set, no label of a record.
+        if alert.rule not in JUDGE_RULES:
+            segments.setdefault(segment_key(alert.segment), alert.segment)
+    names = sorted({name for segment in segments.values() for name in segment})
+    # Counts, not rates: the chart needs no sampling weights. Counted in the database, as
+    # many rows as buckets times label values, whatever the number of records.
+    tally = _tally(session, scored, mine, width, names) if span is not None else []
     series = []
     for key, segment in segments.items():
-        buckets = bucketize(outcomes, segment, width)
-        # Segments that name no record labels (a judge, a sentinel set) have no chart.
+        buckets = bucketize(tally, names, segment, width)
+        # A segment without records has no chart.
         if not buckets and key != overall_key:
             continue
         own = baselines.get(key)
