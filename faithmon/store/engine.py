@@ -40,7 +40,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     def _settings(dbapi_connection: Any, _record: Any) -> None:
         # PostgreSQL compiles a plan that it costs past jit_above_cost with LLVM first:
         # 0.1-0.3 s that faithmon's queries (documents over 100,000 records; the report
-        # past 200,000) do not win back. Committed, so the pool's reset keeps it.
+        # past about 160,000) do not win back. Committed, so the pool's reset keeps it.
         with dbapi_connection.cursor() as cursor:
             cursor.execute("SET jit = off")
         dbapi_connection.commit()
