@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -55,7 +55,7 @@ def _hostile_records(sessions: Sessions) -> None:
         answer=f"Refunds take 5 days. {HOSTILE}",
         chunks=(chunk,),
         labels={"route": HOSTILE, "tenant": "acme"},
-        started_at=datetime.now(UTC) - timedelta(minutes=1),
+        started_at=datetime.now(UTC),
     )
     other = RagRecord(
         trace_id=OTHER_TENANT_TRACE,
@@ -63,7 +63,7 @@ def _hostile_records(sessions: Sessions) -> None:
         answer="Globex secret answer.",
         chunks=(Chunk(position=0, text="Globex secret answer."),),
         labels={"tenant": "globex", "route": "secret"},
-        started_at=datetime.now(UTC) - timedelta(minutes=1),
+        started_at=datetime.now(UTC),
     )
     claims = (
         Claim("Refunds take 5 days.", "supported", chunk=0, quote="Refunds take 5 days."),
