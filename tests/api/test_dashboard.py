@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from faithmon.api.app import create_app
 from faithmon.api.keys import key_hash, new_key
+from faithmon.api.v1 import ReadOptions
 from faithmon.cli import main, wiring
 from faithmon.config import Settings
 from faithmon.ingest.pipeline import Pipeline
@@ -83,6 +84,9 @@ def served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FAITHMON_DATABASE_URL", database_url)
     monkeypatch.setenv("FAITHMON_SCRUB_KEY", "dashboard-test-key-0123")
+    # Thresholds from the false-alarm budget cost seconds per /segments call on two cores
+    # (exact run lengths per detector); the demo pins one, and so does this server.
+    monkeypatch.setenv("FAITHMON_DRIFT_THRESHOLD", "15")
     result = CliRunner().invoke(main, ["demo", "--report", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
     settings = Settings.from_env()
@@ -100,7 +104,8 @@ def served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
                 made[name] = key
         auth = wiring.make_auth(settings, sessions, "127.0.0.1")
         pipeline = Pipeline(lambda batch: None, sampler=KeepAll(), scrubber=identity)
-        app = create_app(pipeline, sessions=sessions, auth=auth)
+        reads = ReadOptions(drift=wiring.drift_config(settings))
+        app = create_app(pipeline, sessions=sessions, auth=auth, reads=reads)
         with serve_in_thread(app) as url:
             yield Served(url, **made)
 
