@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
@@ -11,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from faithmon.api.keys import key_hash, new_key
 from faithmon.store import engine as store_engine
 from faithmon.store import keys
+from tests.timing import days_ago
 
 
 def test_keys_are_created_listed_found_and_revoked(sessions: sessionmaker[Session]) -> None:
@@ -37,7 +37,7 @@ def test_the_migration_copies_each_record_tenant(database_url: str) -> None:
     engine = store_engine.make_engine(database_url)
     try:
         store_engine.upgrade(engine, "0011")
-        now = datetime(2026, 1, 1, tzinfo=UTC).replace(tzinfo=None)
+        now = days_ago(1).replace(tzinfo=None)
         with engine.begin() as connection:
             for trace, labels in (("a" * 32, {"tenant": "acme"}), ("b" * 32, {"route": "x"})):
                 connection.execute(
