@@ -51,6 +51,11 @@ class Setting:
 _KEEP_RULES = "app,empty_retrieval,error,negative_feedback,low_retrieval_score"
 
 
+def _optional_price(value: str) -> float | None:
+    # Unset is not 0: a cost of $0 would claim a price nobody gave.
+    return _non_negative_float(value) if value else None
+
+
 def _setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> Any:
     # The declaration rides on the field, so a setting is written in one place; the
     # field's name is filled in when SETTINGS is read off the class below.
@@ -174,6 +179,12 @@ class Settings:
     judge_daily_budget: int = _setting(
         "FAITHMON_JUDGE_DAILY_BUDGET", "0", _non_negative_int,
         "Judge tokens all workers may spend per UTC day; 0 means no budget")
+    judge_price_input: float | None = _setting(
+        "FAITHMON_JUDGE_PRICE_INPUT", "", _optional_price,
+        "US dollars per million prompt tokens, for the judges' cost (unset: no cost shown)")
+    judge_price_output: float | None = _setting(
+        "FAITHMON_JUDGE_PRICE_OUTPUT", "", _optional_price,
+        "US dollars per million completion tokens, for the judges' cost (unset: no cost shown)")
     worker_max_retries: int = _setting(
         "FAITHMON_WORKER_MAX_RETRIES", "5", _non_negative_int,
         "Times a record is tried again after a retryable judge failure")

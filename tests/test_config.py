@@ -35,6 +35,7 @@ def test_file_then_environment(tmp_path: Path) -> None:
         ({"FAITHMON_SAMPLE_RATE": "2"}, "FAITHMON_SAMPLE_RATE='2': must be between 0.0 and 1.0"),
         ({"FAITHMON_SCRUB_SCOPE": "planet"}, "must be one of record, tenant, global"),
         ({"FAITHMON_SAMPLE_INCLUDE": "billing"}, "expected label=value items"),
+        ({"FAITHMON_JUDGE_PRICE_INPUT": "-1"}, "FAITHMON_JUDGE_PRICE_INPUT='-1': must not be"),
         ({"FAITHMON_CONFIG": "/nonexistent/faithmon.toml"}, "No such file or directory"),
     ],
 )
@@ -42,6 +43,17 @@ def test_bad_values_name_the_setting(environ: dict[str, str], message: str) -> N
     """A value faithmon cannot use stops with the setting's name."""
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Settings.from_env(environ)
+
+
+def test_judge_prices_reach_the_read_api() -> None:
+    """Unset prices stay None (the API shows no cost, not a cost of 0); set ones are passed."""
+    from faithmon.cli.run import _read_options
+
+    unset = _read_options(Settings.from_env({}))
+    assert (unset.price_input, unset.price_output) == (None, None)
+    environ = {"FAITHMON_JUDGE_PRICE_INPUT": "0.15", "FAITHMON_JUDGE_PRICE_OUTPUT": "0"}
+    priced = _read_options(Settings.from_env(environ))
+    assert (priced.price_input, priced.price_output) == (0.15, 0.0)
 
 
 def test_unknown_keys_in_the_file_are_refused(tmp_path: Path) -> None:

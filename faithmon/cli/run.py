@@ -205,4 +205,7 @@ def _read_options(settings: Settings) -> ReadOptions:
         judge=judge,
         drift=wiring.drift_config(settings),
         daily_token_budget=settings.judge_daily_budget,
+        price_input=settings.judge_price_input,
+        price_output=settings.judge_price_output,
+        stale_after=3 * settings.drift_interval,
     )

@@ -19,6 +19,7 @@ from .config import (
 )
 from .detect import Reading, detect, restart_points
 from .silence import Silence, silences
+from .summary import summarize
 from .weights import REASONS as SAMPLING_REASONS
 from .weights import sampling_weights, weigh
 
@@ -54,6 +55,7 @@ __all__ = [
     "run_length",
     "sampling_weights",
     "silences",
+    "summarize",
     "threshold_for",
     "thresholds",
     "weigh",

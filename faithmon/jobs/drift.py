@@ -20,6 +20,7 @@ from ..model import Alert, AlertSink, Outcome, Signal
 from ..store import Sessions
 from ..store import alerts as store_alerts
 from ..store import baselines as store_baselines
+from ..store import drift_runs as store_drift_runs
 from ..store import evaluations as store_evaluations
 from ..store import sampling as store_sampling
 from ..store import sentinels as store_sentinels
@@ -100,6 +101,10 @@ def check_drift(
             root for key, root in parts.items() if frozen is None or key not in frozen.segments
         )
         if frozen is None:
+            if not dry_run:
+                store_drift_runs.save(
+                    session, judge_name, clock, False, held_back, drift.summarize((), ())
+                )
             return DriftRun(False, (), (), held_back=held_back, building=building)
         if frozen is not stored and not dry_run:
             # Rows already frozen keep what they have: only new partitions are added.
@@ -114,6 +119,10 @@ def check_drift(
             outcomes, frozen.segments, frozen.end, config, since=since, ends=ends
         )
         no_data, silent = drift.silences(outcomes, config, clock)
+        if not dry_run:
+            # What the read API serves until the next run: it does not run the detectors.
+            summary = drift.summarize(readings, silent)
+            store_drift_runs.save(session, judge_name, clock, True, held_back, summary)
         if dry_run or held_back:
             if held_back and not dry_run:
                 # The judge itself is drifting: production alerts wait for it to be trusted.

@@ -197,6 +197,8 @@ def _chart_card(data: ReportData, index: int, series: Series) -> str:
     baseline = (
         f"baseline {_pct(band.rate)} (95% {_pct(band.low)}–{_pct(band.high)}){source}"
         if band
+        else "every tenant is compared with its own baseline"
+        if series.mixed
         else "no baseline yet"
     )
     rate = series.unsupported / series.records if series.records else 0.0
@@ -225,8 +227,8 @@ def render_charts(data: ReportData) -> str:
         "<section><h2>Unsupported rate over time</h2>"
         '<p class="lede">Share of scored answers with at least one claim the judge found '
         "unsupported or contradicted by the chunks, per bucket of trace start time, for the "
-        "overall traffic and each segment with an alert. Hover a point or a marker for its "
-        f"figures.</p>{LEGEND}{cards}</section>"
+        "overall traffic (and each tenant's), and each segment with an alert. Hover a point "
+        f"or a marker for its figures.</p>{LEGEND}{cards}</section>"
     )
 
 

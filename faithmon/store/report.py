@@ -55,6 +55,8 @@ class Series:
     baseline: tuple[int, int] | None
     """(records, unsupported) of the baseline window; None before it is frozen."""
     baseline_source: Literal["own", "overall"] = "own"
+    mixed: bool = False
+    """All the traffic of several tenant partitions: no one baseline describes it."""
 
     @property
     def records(self) -> int:
@@ -80,6 +82,10 @@ class ReportData:
     baseline_window: tuple[datetime, datetime] | None = None
     statuses: Mapping[str, int] = field(default_factory=dict)
     """Records by status (scored, pending, no_context, ...)."""
+    sparklines: Mapping[str, tuple[Bucket, ...]] = field(default_factory=dict)
+    """segment key → its buckets, for each segment the caller asked to be counted."""
+    span: tuple[datetime, datetime] | None = None
+    """The first and last start of the traces counted."""
 
 
 def bucket_width(start: datetime, end: datetime, target: int = 30) -> timedelta:
@@ -189,9 +195,15 @@ def load_report(
     now: datetime | None = None,
     target_buckets: int = 30,
     tenant: str | None = None,
+    counted_segments: Sequence[Mapping[str, str]] = (),
 ) -> ReportData:
     """Everything the report shows for ``judge``'s evaluations, read in one session; with
-    ``tenant``, only that tenant's records and alerts (its overall is ``{tenant: T}``)."""
+    ``tenant``, only that tenant's records and alerts (its overall is ``{tenant: T}``).
+
+    Without ``tenant``, traffic split into tenant partitions is charted per tenant: each
+    tenant's overall against its own baseline, beside all the traffic (which has none).
+    ``counted_segments`` are counted per bucket too, in ``sparklines``.
+    """
     alerts = tuple(a for a in store_alerts.list_alerts(session) if visible_to(a, tenant))
     overall: dict[str, str] = {} if tenant is None else {"tenant": tenant}
     frozen = store_baselines.load_baselines(session, judge)
@@ -210,11 +222,18 @@ def load_report(
     width = bucket_width(*span, target_buckets) if span is not None else STEPS[-1]
     overall_key = segment_key(overall)
     segments: dict[str, Mapping[str, str]] = {overall_key: overall}
+    tenants = sorted(
+        key.partition("=")[2] for key in baselines if key.startswith("tenant=") and "," not in key
+    )
+    if tenant is None:
+        for name in tenants:
+            segments[segment_key({"tenant": name})] = {"tenant": name}
     for alert in alerts:
         # A judge's alert names the judge and its sentinel set, no label of a record.
         if alert.rule not in JUDGE_RULES:
             segments.setdefault(segment_key(alert.segment), alert.segment)
-    names = sorted({name for segment in segments.values() for name in segment})
+    wanted = {segment_key(segment): segment for segment in counted_segments}
+    names = sorted({name for segment in [*segments.values(), *wanted.values()] for name in segment})
     # Counts, not rates: the chart needs no sampling weights. Counted in the database, as
     # many rows as buckets times label values, whatever the number of records.
     tally = _tally(session, scored, mine, width, names) if span is not None else []
@@ -225,12 +244,16 @@ def load_report(
         if not buckets and key != overall_key:
             continue
         own = baselines.get(key)
+        # A segment thin for a baseline of its own is compared with its partition's.
+        parent = segment_key({"tenant": segment["tenant"]}) if "tenant" in segment else ""
+        mixed = tenant is None and key == overall_key and bool(tenants)
         series.append(
             Series(
                 segment=dict(segment),
                 buckets=buckets,
-                baseline=own if own is not None else baselines.get(overall_key),
+                baseline=None if mixed else own if own is not None else baselines.get(parent),
                 baseline_source="own" if own is not None or key == overall_key else "overall",
+                mixed=mixed,
             )
         )
     example_ids = [
@@ -253,4 +276,8 @@ def load_report(
         baselines=baselines,
         baseline_window=window,
         statuses=records.counts_by_status(session, tenant),
+        sparklines={
+            key: bucketize(tally, names, segment, width) for key, segment in wanted.items()
+        },
+        span=span,
     )

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Dialect,
     Float,
@@ -313,6 +314,20 @@ class DriftThresholdRow(Base):
     threshold: Mapped[float] = mapped_column(Float)
     facts: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class DriftRunRow(Base):
+    """The last drift run of a judge configuration: every detector's reading, as the read
+    API and the dashboard show them (see :mod:`faithmon.drift.summary`)."""
+
+    __tablename__ = "drift_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    judge: Mapped[str] = mapped_column(String(200), unique=True)
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    baseline_ready: Mapped[bool] = mapped_column(Boolean)
+    held_back: Mapped[bool] = mapped_column(Boolean)
+    summary: Mapped[dict[str, Any]] = mapped_column(JSONType)
 
 
 class ApiKeyRow(Base):

@@ -34,7 +34,9 @@ def _served(url: str, tmp: Path) -> Iterator[Seeded]:
         )
         auth = wiring.make_auth(settings, sessions, "127.0.0.1")
         pipeline = Pipeline(lambda batch: None, sampler=KeepAll(), scrubber=identity)
-        options = ReadOptions(judge=JUDGE, drift=CONFIG, daily_token_budget=1000)
+        options = ReadOptions(
+            judge=JUDGE, drift=CONFIG, daily_token_budget=1000, price_input=10, price_output=30
+        )
         app = create_app(pipeline, sessions=sessions, auth=auth, reads=options)
         with serve_in_thread(app) as served_url:
             seeded.url = served_url

@@ -84,8 +84,9 @@ def served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FAITHMON_DATABASE_URL", database_url)
     monkeypatch.setenv("FAITHMON_SCRUB_KEY", "dashboard-test-key-0123")
-    # Thresholds from the false-alarm budget cost seconds per /segments call on two cores
-    # (exact run lengths per detector); the demo pins one, and so does this server.
+    # Thresholds from the false-alarm budget cost seconds per drift run on two cores
+    # (exact run lengths per detector); the demo pins one, and so does this server for
+    # the runs it makes when the stored one is stale.
     monkeypatch.setenv("FAITHMON_DRIFT_THRESHOLD", "15")
     result = CliRunner().invoke(main, ["demo", "--report", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
@@ -173,6 +174,15 @@ def test_pages_need_a_read_key_and_keep_tenants_apart(served: Served) -> None:
     assert "tenant=globex" not in alerts and "tenant=initech" not in alerts
     _, everything, _ = _get(served.url + "/alerts", served.admin)
     assert "tenant=globex" in everything
+    # The overview: every segment the reader may see, with its state and a sparkline.
+    _, overview, _ = _get(served.url + "/", served.acme_reader)
+    assert 'id="segments"' in overview and "tenant=globex" not in overview
+    assert overview.count('<svg class="spark"') >= 2 and ">tenant=acme</a>" in overview
+    _, admin, _ = _get(served.url + "/", served.admin)
+    # Traffic split by tenant is charted per tenant, each against its own baseline.
+    for tenant in ("acme", "globex", "initech"):
+        assert f">tenant={tenant}</a>" in admin and f"<h3>tenant={tenant} " in admin
+    assert "every tenant is compared with its own baseline" in admin
 
 
 @pytest.mark.browser
@@ -227,6 +237,7 @@ def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path
         page.get_by_role("link", name="Overview").click()
         expect(page.get_by_role("heading", level=1, name="Overview")).to_be_visible()
         expect(page.locator("svg.chart").first).to_be_visible()
+        expect(page.locator("table#segments svg.spark").first).to_be_visible()
         expect(page.locator("main")).to_contain_text("trusted by its sentinels")
         # README's screenshot is this page: FAITHMON_SCREENSHOTS=docs writes it there.
         shot = Path(os.environ.get("FAITHMON_SCREENSHOTS", tmp_path)) / "dashboard.png"

@@ -144,4 +144,11 @@ def test_without_auth_nothing_is_restricted(sessions: Sessions) -> None:
         assert {i["labels"].get("tenant") for i in items} == {"acme", "globex", None}
         assert get(url, "/api/v1/judges")["budget"]["known"] is False
         segments = get(url, "/api/v1/segments")
-        assert segments == {"judge": None, "baseline_ready": False, "items": [], "silent": []}
+        assert segments == {
+            "judge": None,
+            "baseline_ready": False,
+            "items": [],
+            "silent": [],
+            "computed_at": None,
+            "source": "live",
+        }

@@ -4,12 +4,19 @@ their series, alerts, documents worst first, sentinel runs, judges, and the /doc
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pytest
 
+from faithmon.api.app import create_app
+from faithmon.api.v1 import ReadOptions
 from faithmon.api.v1.segments import parse_segment
 from faithmon.drift import wilson_interval
+from faithmon.ingest.pipeline import Pipeline
+from faithmon.ingest.sampler import KeepAll
+from faithmon.ingest.scrub import identity
+from faithmon.model import Usage
+from faithmon.store import Sessions, work
 from tests.api.client import call, every_page, get
 from tests.api.seed import (
     ALERTS,
@@ -22,6 +29,7 @@ from tests.api.seed import (
     rescored,
     shown,
 )
+from tests.servers import serve_in_thread
 
 
 def test_segments_show_each_detector_as_drift_status_does(api: Seeded) -> None:
@@ -176,6 +184,46 @@ def test_judges_show_usage_blocks_and_budget(api: Seeded) -> None:
     assert [u["calls"] for u in current["usage"]] == [3, 5]  # newest day first
     assert other["judge"] == OTHER_JUDGE and not other["trusted"]
     assert other["blocked"]["reason"] == "401 from the judge endpoint"
+
+
+def test_judges_cost_their_tokens_at_the_prices(api: Seeded) -> None:
+    """Each day costs its prompt and completion tokens at the configured prices (10 and 30
+    dollars per million); a judge that spent nothing costs 0; the page shows the same."""
+    judges = get(api.url, "/api/v1/judges", api.keys["admin"])
+    assert judges["prices"] == {"input_per_million_usd": 10.0, "output_per_million_usd": 30.0}
+    current, other = judges["items"]
+    # Today 100 prompt + 20 completion tokens, yesterday 300 + 50 (seed.py).
+    assert [u["cost_usd"] for u in current["usage"]] == pytest.approx([0.0016, 0.0045])
+    assert current["total_cost_usd"] == pytest.approx(0.0061)
+    assert other["usage"] == [] and other["total_cost_usd"] == 0.0
+    status, page, _ = call(api.url, "/judges", api.keys["admin"])
+    assert status == 200 and "<th>cost, 7 days</th>" in page
+    assert "120 tokens ($0.0016)" in page and "350 tokens ($0.0045)" in page
+    assert "<td>$0.0061</td>" in page and "<td>$0.0000</td>" in page
+    assert "$10 per million prompt tokens" in page and "FAITHMON_JUDGE_PRICE" not in page
+
+
+def test_judges_without_prices_show_no_cost(sessions: Sessions) -> None:
+    """Unset prices give null costs and a hint on the page, never a cost of 0; the judge's
+    name from the store stays text on the page."""
+    hostile = "openai/<script>alert(1)</script>"
+    with sessions.begin() as session:
+        work.add_usage(session, hostile, Usage(2, 1000, 500), datetime.now(UTC))
+    pipeline = Pipeline(lambda batch: None, sampler=KeepAll(), scrubber=identity)
+    with serve_in_thread(create_app(pipeline, sessions=sessions)) as url:
+        judges = get(url, "/api/v1/judges")
+        (item,) = judges["items"]
+        assert [u["cost_usd"] for u in item["usage"]] == [None]
+        assert item["total_cost_usd"] is None
+        assert judges["prices"] == {"input_per_million_usd": None, "output_per_million_usd": None}
+        status, page, _ = call(url, "/judges")
+    assert status == 200 and "$" not in page
+    assert 'title="set FAITHMON_JUDGE_PRICE_INPUT/OUTPUT">—</span>' in page
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # Half a price is no price: the bill would leave out the other half.
+    half = ReadOptions(price_input=10)
+    with serve_in_thread(create_app(pipeline, sessions=sessions, reads=half)) as url:
+        assert get(url, "/api/v1/judges")["items"][0]["total_cost_usd"] is None
 
 
 def test_docs_is_a_page_of_the_spec_without_script(api: Seeded) -> None:

@@ -23,7 +23,7 @@ def routes(
     options = reads or ReadOptions()
     found = [
         static_route(),
-        *overview.routes(sessions, options.judge),
+        *overview.routes(sessions, options),
         *trace.routes(sessions),
         *lists.routes(sessions),
         *judging.routes(sessions, options),

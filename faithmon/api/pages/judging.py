@@ -19,6 +19,13 @@ from .shell import page
 
 RUN_COLUMNS = ("ran", "judge", "set", "state", "accuracy", "false flags", "misses", "gap", "cases")
 
+PRICE_HINT = "set FAITHMON_JUDGE_PRICE_INPUT/OUTPUT"
+NO_COST = f'<span class="muted" title="{PRICE_HINT}">—</span>'
+
+
+def _usd(cost: float | None) -> str:
+    return NO_COST if cost is None else f"${cost:.4f}"
+
 
 def _table(head: tuple[str, ...], rows: list[str], empty: str) -> str:
     if not rows:
@@ -81,23 +88,37 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
             left = "no daily budget"
         else:
             left = f"{budget.left_today:,} of {budget.daily_tokens:,} tokens left today"
+        price_in = view.prices.input_per_million_usd
+        price_out = view.prices.output_per_million_usd
+        priced = price_in is not None and price_out is not None
         rows = []
         for j in view.items:
+            shown = j.usage[:7]
             usage = ", ".join(
                 f"{d.day}: {d.calls} calls, {d.prompt_tokens + d.completion_tokens:,} tokens"
-                for d in j.usage[:7]
+                + (f" (${d.cost_usd:.4f})" if d.cost_usd is not None else "")
+                for d in shown
             )
+            # The total of the days the row shows, so the cell adds up what is beside it.
+            shown_cost = sum(d.cost_usd or 0.0 for d in shown) if priced else None
             state = "blocked: " + escape(j.blocked.reason) if j.blocked else "active"
             rows.append(
                 f"<tr><td><code>{escape(j.judge)}</code>{' (configured)' if j.configured else ''}"
                 f"</td><td>{state}</td><td>{'yes' if j.trusted else 'no'}</td>"
-                f"<td>{j.tokens_today:,}</td><td>{escape(usage) or '—'}</td></tr>"
+                f"<td>{j.tokens_today:,}</td><td>{escape(usage) or '—'}</td>"
+                f"<td>{_usd(shown_cost)}</td></tr>"
             )
+        costs = (
+            f"Prices: ${price_in:g} per million prompt tokens, "
+            f"${price_out:g} per million completion tokens."
+            if priced
+            else f"No cost shown: {PRICE_HINT} (US dollars per million tokens)."
+        )
         body = (
             f'<h1>Judges</h1><p class="lede">Spent today: {budget.spent_today:,} tokens · '
-            f"{escape(left)}.</p>"
+            f'{escape(left)}.</p><p class="muted">{escape(costs)}</p>'
             + _table(
-                ("judge", "state", "trusted", "tokens today", "last 7 days"),
+                ("judge", "state", "trusted", "tokens today", "last 7 days", "cost, 7 days"),
                 rows,
                 "No judge has scored anything yet.",
             )

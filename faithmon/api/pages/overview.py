@@ -11,18 +11,64 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ...model import visible_to
+from ...model import segment_key, visible_to
 from ...report.html import render_alerts, render_charts, render_header
+from ...report.sparkline import render_sparkline
 from ...store import Sessions, evaluations, reads_sentinels
 from ...store import alerts as store_alerts
 from ...store.report import ReportData, load_report
+from ..v1 import ReadOptions
+from ..v1.segments import Segments, segments_view
+from .segments import rate_cell, segment_link
 from .shell import HEADERS, grant_of, not_found, page, tenant_of
 
 
-def _load(sessions: Sessions, judge: str | None, tenant: str | None) -> ReportData | None:
+def _load(
+    sessions: Sessions, options: ReadOptions, tenant: str | None
+) -> tuple[ReportData, Segments] | None:
+    view = segments_view(sessions, options, None, tenant)
     with sessions() as session:
-        judge = judge or evaluations.latest_judge(session)
-        return None if judge is None else load_report(session, judge, tenant=tenant)
+        judge = view.judge or options.judge or evaluations.latest_judge(session)
+        if judge is None:
+            return None
+        data = load_report(
+            session, judge, tenant=tenant, counted_segments=[s.labels for s in view.items]
+        )
+    return data, view
+
+
+def _segment_rows(data: ReportData, view: Segments) -> str:
+    """Every segment the reader may see: its state, its unsupported rate against its
+    baseline with their intervals, and a sparkline over the traces' span."""
+    rows = []
+    for item in view.items:
+        d = next((d for d in item.detectors if d.stream == "unsupported"), item.detectors[0])
+        buckets = data.sparklines.get(segment_key(item.labels), ())
+        spark = (
+            render_sparkline(item.segment, buckets, data.span, data.bucket, d.baseline_rate)
+            if data.span is not None
+            else ""
+        )
+        rows.append(
+            f"<tr><td>{segment_link(item.segment)}</td>"
+            f'<td><span class="badge {escape(item.state)}">{escape(item.state)}</span></td>'
+            f"<td>{rate_cell(d.baseline_rate, d.baseline_interval)}</td>"
+            f"<td>{rate_cell(d.current_rate, d.current_interval)}</td>"
+            f"<td>{d.records}</td><td>{spark}</td></tr>"
+        )
+    if not rows:
+        ready = "building its baseline" if not view.baseline_ready else "no segment yet"
+        return f'<p class="muted">Drift: {ready}.</p>'
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("segment", "state", "baseline (95%)", "unsupported now (95%)", "records", "")
+    )
+    return (
+        '<section class="card"><h2>Segments</h2><div class="table-wrap"><table id="segments">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        '<p class="meta"><a href="/segments">Every detector, CUSUM and threshold</a></p>'
+        "</section>"
+    )
 
 
 def _trust(sessions: Sessions, judge: str) -> str:
@@ -48,22 +94,34 @@ _EMPTY = (
 )
 
 
-def routes(sessions: Sessions, judge: str | None = None) -> list[Route]:
+def _alerts_of(sessions: Sessions, judge: str | None, tenant: str | None) -> ReportData | None:
+    with sessions() as session:
+        judge = judge or evaluations.latest_judge(session)
+        return None if judge is None else load_report(session, judge, tenant=tenant)
+
+
+def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
     async def overview(request: Request) -> Response:
-        data = await run_in_threadpool(_load, sessions, judge, tenant_of(request))
-        if data is None:
+        found = await run_in_threadpool(_load, sessions, options, tenant_of(request))
+        if found is None:
             return page(request, "Overview", "<h1>faithmon</h1>" + _EMPTY, here="/")
+        data, view = found
         firing = [a for a in data.alerts if a.state != "resolved"]
         alerts = (
             f'<p><a href="/alerts">{len(firing)} open alerts</a> · {len(data.alerts)} in all</p>'
         )
         trust = await run_in_threadpool(_trust, sessions, data.judge)
-        segments = '<p><a href="/segments">Every segment against its baseline</a></p>'
-        body = render_header(data, "Overview") + trust + alerts + segments + render_charts(data)
+        body = (
+            render_header(data, "Overview")
+            + trust
+            + alerts
+            + _segment_rows(data, view)
+            + render_charts(data)
+        )
         return page(request, "Overview", body, here="/")
 
     async def alerts(request: Request) -> Response:
-        data = await run_in_threadpool(_load, sessions, judge, tenant_of(request))
+        data = await run_in_threadpool(_alerts_of, sessions, options.judge, tenant_of(request))
         if data is None:
             return page(request, "Alerts", "<h1>Alerts</h1>" + _EMPTY, here="/alerts")
         body = "<h1>Alerts</h1>" + render_alerts(data, link_traces=True)

@@ -28,7 +28,7 @@ def _pct(rate: float) -> str:
     return f"{rate:.1%}"
 
 
-def _rate(rate: float, interval: list[float]) -> str:
+def rate_cell(rate: float, interval: list[float]) -> str:
     return (
         f'<span class="val">{_pct(rate)}</span> '
         f'<span class="interval">({_pct(interval[0])}–{_pct(interval[1])})</span>'
@@ -38,8 +38,8 @@ def _rate(rate: float, interval: list[float]) -> str:
 def _detector_cells(d: Detector) -> str:
     return (
         f"<td>{escape(d.stream)}</td>"
-        f"<td>{_rate(d.baseline_rate, d.baseline_interval)}</td>"
-        f"<td>{_rate(d.current_rate, d.current_interval)}</td><td>{d.records}</td>"
+        f"<td>{rate_cell(d.baseline_rate, d.baseline_interval)}</td>"
+        f"<td>{rate_cell(d.current_rate, d.current_interval)}</td><td>{d.records}</td>"
         f"<td>{d.cusum:.2f} / {d.threshold:.2f}</td>"
         f'<td><span class="badge {escape(d.state)}">{escape(d.state)}</span>'
         + (f" by {escape(d.explained_by)}" if d.explained_by else "")
@@ -47,7 +47,7 @@ def _detector_cells(d: Detector) -> str:
     )
 
 
-def _link(name: str) -> str:
+def segment_link(name: str) -> str:
     return f'<a href="/segments/{quote(name, safe="=,")}">{escape(name)}</a>'
 
 
@@ -57,7 +57,7 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
         rows = []
         for item in view.items:
             for n, d in enumerate(item.detectors):
-                name = _link(item.segment) if n == 0 else ""
+                name = segment_link(item.segment) if n == 0 else ""
                 rows.append(f"<tr><td>{name}</td>{_detector_cells(d)}</tr>")
         head = "".join(
             f"<th>{h}</th>"

@@ -140,3 +140,10 @@ class ReadOptions:
     """The worker's drift settings; None: defaults, split by the labels the baselines name."""
     daily_token_budget: int | None = None
     """FAITHMON_JUDGE_DAILY_BUDGET (0: no budget); None: not told."""
+    price_input: float | None = None
+    """FAITHMON_JUDGE_PRICE_INPUT, US dollars per million prompt tokens; None: not set."""
+    price_output: float | None = None
+    """FAITHMON_JUDGE_PRICE_OUTPUT, US dollars per million completion tokens; None: not set."""
+    stale_after: float = 180.0
+    """Seconds after which the worker's last drift run is stale when newer scores exist
+    (three of its drift intervals); then the detectors run per request."""

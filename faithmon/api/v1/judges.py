@@ -1,6 +1,7 @@
 """``/api/v1/judges``: every judge configuration the store knows, with its usage per day,
 whether it is blocked (401, 403, no quota) or distrusted, and the daily token budget left
-(what ``faithmon judge status`` shows). Every reader sees them."""
+(what ``faithmon judge status`` shows), with the cost of those tokens at the configured
+prices. Every reader sees them."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ class UsageDay(BaseModel):
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    cost_usd: float | None = Field(
+        description="US dollars for the day's tokens; null: no price is set."
+    )
 
 
 class BlockOut(BaseModel):
@@ -33,6 +37,9 @@ class JudgeOut(BaseModel):
     trusted: bool = Field(description="False while sentinels show it drifting.")
     tokens_today: int
     usage: list[UsageDay] = Field(description="Newest day first.")
+    total_cost_usd: float | None = Field(
+        description="US dollars for every day in `usage`; null: no price is set."
+    )
 
 
 class Budget(BaseModel):
@@ -42,9 +49,26 @@ class Budget(BaseModel):
     left_today: int | None
 
 
+class Prices(BaseModel):
+    input_per_million_usd: float | None = Field(
+        description="FAITHMON_JUDGE_PRICE_INPUT: US dollars per million prompt tokens."
+    )
+    output_per_million_usd: float | None = Field(
+        description="FAITHMON_JUDGE_PRICE_OUTPUT: US dollars per million completion tokens."
+    )
+
+
 class Judges(BaseModel):
     budget: Budget
+    prices: Prices = Field(description="The prices costs are computed at; each null: unset.")
     items: list[JudgeOut]
+
+
+def _cost(options: ReadOptions, prompt_tokens: int, completion_tokens: int) -> float | None:
+    # Both prices or no cost: half a price would pass for the whole bill.
+    if options.price_input is None or options.price_output is None:
+        return None
+    return (prompt_tokens * options.price_input + completion_tokens * options.price_output) / 1e6
 
 
 def judges_view(sessions: Sessions, options: ReadOptions) -> Judges:
@@ -90,9 +114,17 @@ def judges_view(sessions: Sessions, options: ReadOptions) -> Judges:
                         calls=d["calls"],
                         prompt_tokens=d["prompt_tokens"],
                         completion_tokens=d["completion_tokens"],
+                        cost_usd=_cost(options, d["prompt_tokens"], d["completion_tokens"]),
                     )
                     for d in days
                 ],
+                # A judge with no usage (the offline one spends no tokens) costs 0 once
+                # prices are set: known to be free, not unknown.
+                total_cost_usd=_cost(
+                    options,
+                    sum(d["prompt_tokens"] for d in days),
+                    sum(d["completion_tokens"] for d in days),
+                ),
             )
         )
     daily = options.daily_token_budget or None
@@ -102,6 +134,10 @@ def judges_view(sessions: Sessions, options: ReadOptions) -> Judges:
             daily_tokens=daily,
             spent_today=spent,
             left_today=max(0, daily - spent) if daily is not None else None,
+        ),
+        prices=Prices(
+            input_per_million_usd=options.price_input,
+            output_per_million_usd=options.price_output,
         ),
         items=items,
     )

@@ -1,6 +1,6 @@
 """``/api/v1/segments``: each drift detector's baseline, current rate with its interval,
 CUSUM, threshold and state (what ``faithmon drift status`` computes: the worker's own
-detectors, run without writing), and one segment's rate per hour or day.
+detectors, as its last run read them), and one segment's rate per hour or day.
 
 A segment is named in a URL by its canonical text: ``overall``, ``route=billing``, or
 ``route=billing,tenant=acme`` (label names sorted, as alerts name them).
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Annotated, Literal
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
@@ -21,6 +21,7 @@ from ...jobs.drift import check_drift
 from ...model import Outcome, segment_key
 from ...store import Sessions, reads_segments
 from ...store import baselines as store_baselines
+from ...store import drift_runs as store_drift_runs
 from ...store import evaluations as store_evaluations
 from ._common import NOT_FOUND, Caller, ReadOptions, Text, UtcTime, caller, not_found
 
@@ -78,6 +79,14 @@ class Segments(BaseModel):
         description="Overall first, then each tenant's overall before its segments."
     )
     silent: list[Silent] = Field(description="Watched segments that went quiet.")
+    computed_at: datetime | None = Field(
+        default=None, description="When the detectors were read; null with no judge yet."
+    )
+    source: Literal["worker", "live"] = Field(
+        default="live",
+        description="`worker`: the worker's last drift run; `live`: run for this request, "
+        "as no fresh worker run exists.",
+    )
 
 
 class BucketOut(BaseModel):
@@ -135,42 +144,21 @@ def _interval(bad: float, records: int) -> list[float]:
     return [round(low, 4), round(high, 4)]
 
 
-def _detector(r: drift.Reading) -> Detector:
-    state: State = "folded" if r.folded else "explained" if r.explained_by else r.level
-    return Detector(
-        stream=r.stream,
-        baseline_rate=round(r.baseline_rate, 4),
-        baseline_interval=_interval(r.baseline_rate * r.baseline.records, r.baseline.records),
-        baseline_records=r.baseline.records,
-        baseline_source=r.baseline_source,
-        records=r.records,
-        current_rate=round(r.rate, 4),
-        current_interval=_interval(r.unsupported, r.records),
-        cusum=round(r.statistic, 3),
-        threshold=r.threshold,
-        expected_delay=round(r.expected_delay, 1) if r.expected_delay is not None else None,
-        records_per_day=round(r.per_day, 1),
-        change_at=r.change_at,
-        last_at=r.last_at,
-        state=state,
-        explained_by=name_of(r.explained_by) if r.explained_by is not None else None,
-    )
-
-
 def _place(segment: Mapping[str, str]) -> tuple[str, int, str]:
     """Overall first, then each tenant's own overall before the segments within it."""
     return (segment.get("tenant", ""), len(segment), segment_key(segment))
 
 
-def _segments(readings: Sequence[drift.Reading]) -> list[SegmentOut]:
-    grouped: dict[str, list[drift.Reading]] = {}
+def _segments(readings: Sequence[Mapping[str, Any]]) -> list[SegmentOut]:
+    """The detectors of a drift summary (:func:`faithmon.drift.summarize`) per segment."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
     for reading in readings:
-        grouped.setdefault(segment_key(reading.segment), []).append(reading)
+        grouped.setdefault(segment_key(reading["labels"]), []).append(reading)
     items = []
-    for key in sorted(grouped, key=lambda k: _place(grouped[k][0].segment)):
-        detectors = [_detector(r) for r in grouped[key]]
+    for key in sorted(grouped, key=lambda k: _place(grouped[k][0]["labels"])):
+        detectors = [Detector.model_validate(r) for r in grouped[key]]
         worst = max(detectors, key=lambda d: _ORDER.get(d.state, 0)).state
-        segment = grouped[key][0].segment
+        segment = grouped[key][0]["labels"]
         items.append(
             SegmentOut(
                 segment=name_of(segment), labels=dict(segment), state=worst, detectors=detectors
@@ -222,6 +210,25 @@ def _watch(sessions: Sessions, options: ReadOptions, judge: str | None) -> _Watc
     return _Watch(name, config)
 
 
+def _summary(
+    sessions: Sessions, options: ReadOptions, watched: _Watch
+) -> tuple[datetime, bool, Mapping[str, Any], Literal["worker", "live"]]:
+    """The worker's last drift run while it is fresh; else the detectors run now, without
+    writing (seconds over a large store, so only when no worker keeps the run fresh)."""
+    clock = datetime.now(UTC)
+    with sessions() as session:
+        run = store_drift_runs.load(session, watched.judge)
+        fresh = run is not None and (
+            clock - run.computed_at <= timedelta(seconds=options.stale_after)
+            or not store_drift_runs.scored_since(session, watched.judge, run.computed_at)
+        )
+    if run is not None and fresh:
+        return run.computed_at, run.baseline_ready, run.summary, "worker"
+    live = check_drift(sessions, watched.judge, watched.config, dry_run=True)
+    summary = drift.summarize(live.readings, live.silent)
+    return clock, live.baseline_ready, summary, "live"
+
+
 def segments_view(
     sessions: Sessions, options: ReadOptions, judge: str | None, tenant: str | None
 ) -> Segments:
@@ -229,21 +236,22 @@ def segments_view(
     watched = _watch(sessions, options, judge)
     if watched is None:
         return Segments(judge=None, baseline_ready=False, items=[], silent=[])
-    run = check_drift(sessions, watched.judge, watched.config, dry_run=True)
-    readings = [r for r in run.readings if _visible(r.segment, tenant)]
+    computed_at, ready, summary, source = _summary(sessions, options, watched)
     return Segments(
         judge=watched.judge,
-        baseline_ready=run.baseline_ready,
-        items=_segments(readings),
+        baseline_ready=ready,
+        computed_at=computed_at,
+        source=source,
+        items=_segments([r for r in summary["readings"] if _visible(r["labels"], tenant)]),
         silent=[
             Silent(
-                segment=name_of(s.segment),
-                labels=dict(s.segment),
-                last_at=s.last_at,
-                per_day=s.per_day,
+                segment=name_of(s["labels"]),
+                labels=s["labels"],
+                last_at=s["last_at"],
+                per_day=s["per_day"],
             )
-            for s in run.silent
-            if _visible(s.segment, tenant)
+            for s in summary["silent"]
+            if _visible(s["labels"], tenant)
         ],
     )
 
@@ -311,7 +319,7 @@ def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
         who: Annotated[Caller, Depends(caller)], judge: JudgeParam = None
     ) -> Segments:
         """Every drift detector per segment: baseline, current rate with its interval, CUSUM,
-        threshold and state, as the worker's next drift run would see them."""
+        threshold and state, as the worker's last drift run read them."""
         return segments_view(sessions, options, judge, who.tenant)
 
     @api.get("/segments/{segment:path}/series", response_model=SeriesOut, responses=NOT_FOUND)
