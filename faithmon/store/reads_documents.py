@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import ColumnElement, case, func, select, true
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
-from ._dialect import json_cited, json_items, json_text
+from ._dialect import json_cited, json_items, json_text, scanned
 from .reads_traces import shown_evaluation
-from .tables import RecordRow
+from .tables import EvaluationRow, RecordDocumentRow, RecordRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,39 +52,28 @@ def document_uses(
 ) -> list[DocumentUse]:
     """Every document id passed to the generator in the window, in no particular order.
 
-    Counted in the database: a row per document comes back, and the newest ``examples``
-    claims citing it as contradicted. Chunks without an id are left out: nothing names
-    them across records.
+    Counted in the database over the document rows written with each record (a record
+    passes a document once, however many of its chunks come from it; chunks without an
+    id name nothing across records), never its chunks: a row per document comes back, and
+    the newest ``examples`` claims citing it as contradicted.
     """
-    shown, join = shown_evaluation(session, judge)
-    window = []
-    if tenant is not None:
-        window.append(RecordRow.tenant == tenant)
-    if since is not None:
-        window.append(RecordRow.started_at >= since)
-    if until is not None:
-        window.append(RecordRow.started_at < until)
-    chunks, chunk, _ = json_items(session, RecordRow.chunks)
-    doc = json_text(session, chunk, "id")
-    # A record passes a document once, however many of its chunks come from it.
-    passed = (
-        select(RecordRow.id, RecordRow.started_at, doc.label("doc"), shown.faithfulness)
-        .select_from(RecordRow)
+    passes = RecordDocumentRow
+    shown, join = shown_evaluation(session, judge, passes.record_id)
+    score = shown.faithfulness
+    uses = (
+        select(
+            passes.doc_id,
+            func.count(),
+            func.count(score),
+            func.sum(case((score < 1, 1), else_=0)),
+            func.max(passes.started_at),
+        )
+        .select_from(passes)
         .join(shown, join, isouter=judge is None)
-        .join(chunks, true())
-        .where(doc.is_not(None), *window)
-        .distinct()
-        .subquery()
+        .where(*_window(passes, tenant, since, until))
+        .group_by(passes.doc_id)
     )
-    score = passed.c.faithfulness
-    uses = select(
-        passed.c.doc,
-        func.count(),
-        func.count(score),
-        func.sum(case((score < 1, 1), else_=0)),
-        func.max(passed.c.started_at),
-    ).group_by(passed.c.doc)
-    cited = _contradicted(session, shown, join, judge, window, examples)
+    cited = _contradicted(session, judge, _window(RecordRow, tenant, since, until), examples)
     return [
         DocumentUse(
             doc_id,
@@ -100,16 +88,39 @@ def document_uses(
     ]
 
 
+def _window(
+    rows: type[RecordRow] | type[RecordDocumentRow],
+    tenant: str | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> list[ColumnElement[bool]]:
+    window = []
+    if tenant is not None:
+        window.append(rows.tenant == tenant)
+    if since is not None:
+        window.append(rows.started_at >= since)
+    if until is not None:
+        window.append(rows.started_at < until)
+    return window
+
+
 def _contradicted(
     session: Session,
-    shown: Any,
-    join: ColumnElement[bool],
     judge: str | None,
     window: Sequence[ColumnElement[bool]],
     examples: int,
 ) -> dict[str, tuple[int, list[CitedClaim]]]:
     """doc id → (claims citing it as contradicted, the newest ``examples`` of them): newest
-    trace first, then in the answer's order."""
+    trace first, then in the answer's order.
+
+    Read from the evaluations with a claim not supported (only those have one
+    contradicted) that are their record's shown one, then those records: their claims and
+    chunks, not every record's.
+    """
+    shown = aliased(EvaluationRow, name="shown")
+    latest = select(func.max(EvaluationRow.id)).where(EvaluationRow.record_id == shown.record_id)
+    if judge is not None:
+        latest = latest.where(EvaluationRow.judge == judge)
     claims, claim, position = json_items(session, shown.claims)
     doc = json_cited(session, RecordRow.chunks, claim, "chunk", "id")
     found = (
@@ -121,12 +132,12 @@ def _contradicted(
             position.label("position"),
             doc.label("doc"),
         )
-        .select_from(RecordRow)
-        .join(shown, join, isouter=judge is None)
+        .select_from(shown)
+        # Evaluations first, each record looked up by id (not records walked in full).
+        .join(RecordRow, RecordRow.id == scanned(session, shown.record_id))
         .join(claims, true())
-        # Only an answer with a claim not supported has one contradicted.
-        .where(shown.faithfulness < 1, json_text(session, claim, "verdict") == "contradicted")
-        .where(*window)
+        .where(shown.faithfulness < 1, shown.id == latest.scalar_subquery())
+        .where(json_text(session, claim, "verdict") == "contradicted", *window)
         .subquery()
     )
     newest = (found.c.started_at.desc(), found.c.id.desc(), found.c.position)

@@ -78,8 +78,11 @@ class TraceDetail:
     feedback: tuple[Feedback, ...] = ()
 
 
-def shown_evaluation(session: Session, judge: str | None) -> tuple[Any, ColumnElement[bool]]:
-    """An alias of evaluations and the join condition that picks each record's shown one."""
+def shown_evaluation(
+    session: Session, judge: str | None, record_id: Any = RecordRow.id
+) -> tuple[Any, ColumnElement[bool]]:
+    """An alias of evaluations and the join condition that picks each record's shown one:
+    the record whose id is ``record_id``, a column of an ORM class in the query's FROM."""
     if is_postgresql(session):
         # A LATERAL subquery: PostgreSQL then walks the records in the order asked and
         # looks up each one's newest evaluation, stopping at the page's end. Joined on the
@@ -87,7 +90,7 @@ def shown_evaluation(session: Session, judge: str | None) -> tuple[Any, ColumnEl
         # page filtered on the evaluation took 0.2 s at 100,000 records).
         newest = (
             select(EvaluationRow)
-            .where(EvaluationRow.record_id == RecordRow.id)
+            .where(EvaluationRow.record_id == record_id)
             .order_by(EvaluationRow.id.desc())
             .limit(1)
         )
@@ -95,10 +98,10 @@ def shown_evaluation(session: Session, judge: str | None) -> tuple[Any, ColumnEl
             newest = newest.where(EvaluationRow.judge == judge)
         return aliased(EvaluationRow, newest.lateral("shown")), true()
     shown = aliased(EvaluationRow, name="shown")
-    latest = select(func.max(EvaluationRow.id)).where(EvaluationRow.record_id == RecordRow.id)
+    latest = select(func.max(EvaluationRow.id)).where(EvaluationRow.record_id == record_id)
     if judge is not None:
         latest = latest.where(EvaluationRow.judge == judge)
-    return shown, shown.id == latest.correlate(RecordRow).scalar_subquery()
+    return shown, shown.id == latest.correlate(record_id.class_).scalar_subquery()
 
 
 def critical_unsupported(session: Session, claims: Any, faithfulness: Any) -> ColumnElement[bool]:

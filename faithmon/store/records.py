@@ -6,12 +6,12 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, true, update
 from sqlalchemy.orm import Session
 
 from ..model import Chunk, Feedback, RagRecord
-from ._dialect import insert_for, skip_locked
-from .tables import FeedbackRow, RecordRow
+from ._dialect import insert_for, json_items, json_text, skip_locked
+from .tables import FeedbackRow, RecordDocumentRow, RecordRow
 
 PENDING = "pending"
 SCORED = "scored"
@@ -104,7 +104,9 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
         statement = insert_for(session, RecordRow).on_conflict_do_nothing(
             index_elements=["trace_id"]
         )
-        written += len(session.execute(statement.returning(RecordRow.id), fresh).all())
+        stored = session.execute(statement.returning(RecordRow.id), fresh).scalars().all()
+        written += len(stored)
+        _save_documents(session, stored)
     for row in late:
         statement = insert_for(session, RecordRow).values(row)
         replace_columns = {k: statement.excluded[k] for k in row if k not in ("trace_id",)}
@@ -113,8 +115,32 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
             set_=replace_columns,
             where=RecordRow.status.in_(REPLACEABLE),
         )
-        written += len(session.execute(statement.returning(RecordRow.id)).all())
+        replaced = session.execute(statement.returning(RecordRow.id)).scalars().all()
+        if replaced:
+            written += 1
+            # Its chunks were replaced, and perhaps its start and tenant.
+            session.execute(
+                delete(RecordDocumentRow).where(RecordDocumentRow.record_id == replaced[0])
+            )
+            _save_documents(session, replaced)
     return written
+
+
+def _save_documents(session: Session, record_ids: Sequence[int]) -> None:
+    """A document row per record and distinct chunk id, read from the chunks as stored, in
+    the database: no row of it passes through Python."""
+    chunks, chunk, _ = json_items(session, RecordRow.chunks)
+    doc = json_text(session, chunk, "id")
+    for start in range(0, len(record_ids), 1000):
+        rows = (
+            select(RecordRow.id, doc, RecordRow.tenant, RecordRow.started_at)
+            .select_from(RecordRow)
+            .join(chunks, true())
+            .where(RecordRow.id.in_(record_ids[start : start + 1000]), doc.is_not(None))
+            .distinct()
+        )
+        columns = ["record_id", "doc_id", "tenant", "started_at"]
+        session.execute(insert(RecordDocumentRow).from_select(columns, rows))
 
 
 def stored_trace_ids(session: Session, trace_ids: Iterable[str]) -> set[str]:

@@ -17,6 +17,7 @@ from .tables import (
     DroppedTraceRow,
     EvaluationRow,
     FeedbackRow,
+    RecordDocumentRow,
     RecordRow,
     SamplingCountRow,
     SegmentDailyRow,
@@ -27,7 +28,8 @@ def apply_retention(
     session: Session, cutoff: datetime, dimensions: Sequence[str], judge: str
 ) -> int:
     """Roll records older than ``cutoff`` up into daily segment aggregates, then delete
-    them with their evaluations, claims and feedback. Returns records deleted.
+    them with their evaluations, claims, feedback and document rows. Returns records
+    deleted.
 
     A record still waiting for the judge (pending) or held by a worker (leased) is
     kept whatever its age: it has not been judged yet, and a worker holding it would
@@ -108,6 +110,7 @@ def apply_retention(
         traces = [row.trace_id for row in rows[start : start + 500]]
         session.execute(delete(EvaluationRow).where(EvaluationRow.record_id.in_(batch)))
         session.execute(delete(FeedbackRow).where(FeedbackRow.trace_id.in_(traces)))
+        session.execute(delete(RecordDocumentRow).where(RecordDocumentRow.record_id.in_(batch)))
         session.execute(delete(RecordRow).where(RecordRow.id.in_(batch)))
     return len(ids)
 

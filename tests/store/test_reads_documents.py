@@ -3,19 +3,22 @@ from counted one by one in Python, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 import random
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.model import Chunk, Claim, Judgement, RagRecord
-from faithmon.store import evaluations, records
+from faithmon.store import engine as store_engine
+from faithmon.store import evaluations, records, retention, writes
 from faithmon.store.reads_documents import CitedClaim, DocumentUse, document_uses
-from faithmon.store.tables import EvaluationRow, RecordRow
+from faithmon.store.tables import EvaluationRow, RecordDocumentRow, RecordRow
 from tests.timing import days_ago
 
 JUDGE = "offline/a"
@@ -163,3 +166,99 @@ def test_summed_documents_match_the_records_counted_one_by_one(
     assert sorted(found, key=lambda d: d.doc_id) == sorted(expected, key=lambda d: d.doc_id)
     # The seed holds every case: the whole store has contradicted claims to count.
     assert window or any(d.contradicted and d.examples for d in expected)
+
+
+def _passed(sessions: sessionmaker[Session]) -> dict[str, int]:
+    with sessions() as session:
+        return {d.doc_id: d.passed for d in document_uses(session)}
+
+
+def test_ingested_documents_go_with_their_records(sessions: sessionmaker[Session]) -> None:
+    """Records saved the way ingest saves them are counted, a late record rebuilt with
+    other chunks counts those instead, and once retention deletes a record its document
+    rows go with it."""
+    old, kept = days_ago(40), days_ago(1)
+    made = [
+        RagRecord(
+            trace_id=f"{n:032x}",
+            question="q",
+            answer="a",
+            chunks=tuple(Chunk(i, "text", id=d) for i, d in enumerate(docs)),
+            labels={"tenant": "acme"},
+            started_at=at,
+        )
+        for n, (docs, at) in enumerate(
+            ((("a", "b", "a", None), old), (("b",), old), (("b", "c"), kept), ((None,), kept))
+        )
+    ]
+    stats = writes.WriteStats()
+    writes.save_records(sessions, made, stats)
+    assert stats.invalid == 0 and _passed(sessions) == {"a": 1, "b": 3, "c": 1}
+    rebuilt = replace(made[2], chunks=(Chunk(0, "text", id="d"),), late=True)
+    writes.save_records(sessions, [rebuilt], stats)
+    assert _passed(sessions) == {"a": 1, "b": 2, "d": 1}
+    with sessions.begin() as session:
+        for record_id, _ in records.claim_pending(session, "test", 10, 60):
+            evaluations.save_evaluation(session, record_id, Judgement(JUDGE, "ok", ()))
+    with sessions.begin() as session:
+        assert retention.apply_retention(session, days_ago(30), ("tenant",), JUDGE) == 2
+    assert _passed(sessions) == {"d": 1}
+    with sessions() as session:
+        assert session.scalars(select(RecordDocumentRow.doc_id)).all() == ["d"]
+
+
+def test_the_migration_fills_document_rows_from_stored_chunks(database_url: str) -> None:
+    """Records stored before the document rows existed get theirs, in batches: a row per
+    distinct chunk id (numbers as text), none for a chunk without one."""
+    engine = store_engine.make_engine(database_url)
+    try:
+        store_engine.upgrade(engine, "0014")
+        at = days_ago(1).replace(tzinfo=None)
+        chunk_sets: list[list[dict[str, Any]]] = [
+            [{"id": "a"}, {"id": "b"}, {"id": "a"}],
+            [{"id": None}, {"text": "no id"}],
+            [{"id": 7}, {"id": "7"}],
+            [],
+        ]
+        # More records than a batch, with gaps in their ids.
+        rows = [
+            {
+                "id": 1 + 2 * n,
+                "t": f"{n:032x}",
+                "at": at + timedelta(seconds=n),
+                "chunks": json.dumps(chunk_sets[n % 4]),
+                "labels": json.dumps({"tenant": "acme"} if n % 3 else {}),
+                "tenant": "acme" if n % 3 else None,
+            }
+            for n in range(5003)
+        ]
+        with engine.begin() as connection:
+            connection.execute(
+                sa.text(
+                    "INSERT INTO records (id, trace_id, started_at, ingested_at, question, "
+                    "answer, chunks, labels, status, sample_reason, tenant) VALUES "
+                    "(:id, :t, :at, :at, 'q', 'a', :chunks, :labels, 'scored', 'ratio', :tenant)"
+                ),
+                rows,
+            )
+        store_engine.upgrade(engine)
+        sessions = store_engine.session_factory(engine)
+        with sessions() as session:
+            found = session.execute(
+                select(
+                    RecordDocumentRow.record_id,
+                    RecordDocumentRow.doc_id,
+                    RecordDocumentRow.tenant,
+                    RecordDocumentRow.started_at,
+                )
+            ).all()
+            uses = {d.doc_id: d.passed for d in document_uses(session)}
+        expected = {
+            (row["id"], doc, row["tenant"], row["at"].replace(tzinfo=UTC))
+            for n, row in enumerate(rows)
+            for doc in (("a", "b"), (), ("7",), ())[n % 4]
+        }
+        assert len(found) == len(expected) and set(map(tuple, found)) == expected
+        assert uses == {"a": 1251, "b": 1251, "7": 1251}
+    finally:
+        engine.dispose()
