@@ -150,11 +150,8 @@ def probes(
         Probe(
             "segments",
             ["/api/v1/segments"],
-            "SELECT every outcome",
-            text(
-                "SELECT r.trace_id, r.started_at, r.labels, r.sample_reason, e.claims "
-                f"{_OUTCOMES} ORDER BY r.started_at, r.id"
-            ),
+            "SELECT the stored drift run",
+            text("SELECT summary FROM drift_runs WHERE judge = :judge"),
             [{"judge": JUDGE}],
         ),
         Probe(
