@@ -4,6 +4,12 @@ Run from the repository root::
 
     python bench/judge_cost.py           # 13 samples
     python bench/judge_cost.py --quick   # 4 samples
+    python bench/judge_cost.py --ragtruth-limit 0   # the cascade on all of RAGTruth
+
+The cascade (``FAITHMON_JUDGE=cascade``: the offline judge, then the LLM judge for
+the claims below the bar) runs on RAGTruth (``--ragtruth``, the first
+``--ragtruth-limit`` traces) against the LLM-only judge and RAGAS, through the same
+server; see ``judge_cost_cascade.py`` for its figures and goals.
 
 All three judges score the same samples against one counting OpenAI-compatible
 server on 127.0.0.1, in one run:
@@ -41,6 +47,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import judge_cost_cascade
 from common import RESULTS_DIR, number, ratio, write_results
 from judge_cost_mock import CountingJudge
 from judge_cost_samples import QUICK_IDS, SAMPLES, Sample
@@ -93,10 +100,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"the venv with ragas and deepeval (made if missing; default {DEFAULT_VENV})",
     )
     parser.add_argument("--no-peers", action="store_true", help="measure faithmon alone")
+    parser.add_argument(
+        "--ragtruth", type=Path, default=judge_cost_cascade.RAGTRUTH, help="RAGTruth JSONL"
+    )
+    parser.add_argument(
+        "--ragtruth-limit", type=int, default=200, help="RAGTruth traces for the cascade; 0: all"
+    )
+    parser.add_argument("--cascade-bar", type=float, default=0.9, help="the cascade's bar")
+    parser.add_argument("--no-cascade", action="store_true", help="skip the cascade on RAGTruth")
     args = parser.parse_args(argv)
     samples = [s for s in SAMPLES if not args.quick or s.id in QUICK_IDS]
+    labelled = []
+    if not args.no_cascade and args.ragtruth.exists():
+        labelled = judge_cost_cascade.load(args.ragtruth, args.ragtruth_limit or None)
 
-    mock = CountingJudge({s.id: s for s in samples})
+    mock = CountingJudge({s.id: s for s in [*samples, *(item.sample for item in labelled)]})
+    cascade: dict[str, object] | None = None
+    ragas_on_ragtruth: list[Row] = []
     notes: list[str] = []
     peer_rows: dict[str, list[Row]] = {}
     peers = Peers(python=None, problem="--no-peers given")
@@ -114,6 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     notes.append(f"{judge} not measured: {problem}")
         else:
             notes.append(f"peers not measured: {peers.problem}")
+        if labelled:
+            cascade = judge_cost_cascade.run(mock, base, labelled, args.cascade_bar, FAITHMON_MODEL)
+            if peers.problem is None:
+                rows, problem = run_peer(
+                    peers, "ragas", mock, base, [item.sample for item in labelled]
+                )
+                ragas_on_ragtruth = rows
+                if problem is not None:
+                    notes.append(f"ragas on RAGTruth not measured: {problem}")
 
     summaries = [Summary("faithmon", tuple(faithmon_rows))]
     for judge in PEERS:
@@ -167,6 +196,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the mock marks every claim supported: calls and prompt tokens are the cost of the "
         "judges' own protocols; completion tokens depend on a real model and are only logged"
     )
+    if cascade is not None:
+        print()
+        print(
+            judge_cost_cascade.report(
+                cascade,
+                statistics.fmean(r.calls for r in ragas_on_ragtruth) if ragas_on_ragtruth else None,
+                (
+                    statistics.fmean(r.prompt_tokens for r in ragas_on_ragtruth)
+                    if ragas_on_ragtruth
+                    else None
+                ),
+            )
+        )
+        if ragas_on_ragtruth:
+            cascade["ragas_calls_mean"] = statistics.fmean(r.calls for r in ragas_on_ragtruth)
+            cascade["ragas_prompt_tokens_mean"] = statistics.fmean(
+                r.prompt_tokens for r in ragas_on_ragtruth
+            )
+    elif not args.no_cascade:
+        notes.append(f"cascade not measured: {args.ragtruth} is missing")
+    print()
     for n in notes:
         print(f"- {n}")
 
@@ -213,7 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
         },
         "notes": notes,
-        "requests": [r.as_json() for r in mock.log],
+        "cascade_ragtruth": cascade,
+        "requests": [r.as_json() for r in mock.log if not r.sample.startswith("rt")],
         "stray": mock.stray,
     }
     write_results(RESULTS, report)

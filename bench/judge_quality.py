@@ -8,6 +8,14 @@ is predicted unfaithful when its strict score is below 1.0; an answer without
 claims counts as faithful. ``held-out`` rows use only the half of each file that
 the judge's thresholds were not tuned on (rows whose ``id`` hashes odd, see
 ``held_out``).
+
+It then prints a reliability table of claim confidences on RAGTruth's held-out half:
+claim-level truth comes from the span labels (a claim judged supported is right
+when its sentence overlaps no labelled span; judged unsupported or contradicted is
+right when it overlaps one). Per confidence bin: claims and accuracy; per bar: the
+precision of claims settled ``supported`` at or above it and the share of claims so
+settled. ``--fit`` prints, instead, the table for ``faithmon/judge/confidence.py``:
+per (rule, verdict), the add-one smoothed share of right verdicts on the tuning half.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from faithmon.judge import OfflineJudge
+from faithmon.judge import OfflineJudge, confidence
 
 DATA = Path(__file__).resolve().parents[2] / "shared/data/faithfulness"
 
@@ -66,12 +74,88 @@ def rows(path: Path) -> Iterable[dict[str, object]]:
                 yield json.loads(line)
 
 
+class Rules:
+    """Records the rule (basis) behind each claim, in order, by wrapping confidence.of."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self._of = confidence.of
+
+        def of(basis: str, verdict: str) -> float:
+            self.seen.append(basis)
+            return self._of(basis, verdict)
+
+        confidence.of = of
+
+
+def claims(path: Path, judge: OfflineJudge, half: bool) -> Iterable[tuple[str, str, float, bool]]:
+    """(basis, verdict, confidence, right) of RAGTruth claims on one half (True: held-out)."""
+    rules = Rules()
+    for row in rows(path):
+        if held_out(str(row["id"])) != half:
+            continue
+        rules.seen.clear()
+        response = str(row["response"])
+        chunks = [str(c) for c in row["contexts"]]  # type: ignore[attr-defined]
+        judgement = judge.judge(str(row["question"] or ""), chunks, response)
+        spans = [(int(s["start"]), int(s["end"])) for s in row["unsupported_spans"]]  # type: ignore[attr-defined]
+        if len(rules.seen) != len(judgement.claims):
+            continue
+        cursor = 0
+        for claim, basis in zip(judgement.claims, rules.seen, strict=True):
+            at = response.find(claim.text, cursor)
+            if at < 0:
+                continue
+            cursor = at + len(claim.text)
+            bad = any(start < cursor and end > at for start, end in spans)
+            right = bad if claim.verdict != "supported" else not bad
+            yield basis, claim.verdict, claim.confidence or 0.0, right
+
+
+def fit(path: Path, judge: OfflineJudge) -> dict[tuple[str, str], float]:
+    counts: dict[tuple[str, str], list[int]] = {}
+    for basis, verdict, _, right in claims(path, judge, half=False):
+        tally = counts.setdefault((basis, verdict), [0, 0])
+        tally[0] += right
+        tally[1] += 1
+    return {key: (r + 1) / (n + 2) for key, (r, n) in sorted(counts.items())}
+
+
+BINS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.01)
+BARS = (0.8, 0.85, 0.9, 0.95)
+
+
+def reliability(path: Path, judge: OfflineJudge) -> None:
+    found = list(claims(path, judge, half=True))
+    print(f"\nreliability, {path.stem} held-out claims ({len(found)}):")
+    print(f"{'confidence':<14} {'claims':>6} {'accuracy':>8}")
+    low = 0.0
+    for high in BINS:
+        inside = [right for _, _, p, right in found if low <= p < high]
+        if inside:
+            share = sum(inside) / len(inside)
+            print(f"[{low:.2f}, {min(high, 1.0):.2f}) {len(inside):>6} {share:>8.3f}")
+        low = high
+    print(f"\n{'bar':<6} {'supported precision':>19} {'settled share':>13}")
+    for bar in BARS:
+        settled = [right for _, v, p, right in found if v == "supported" and p >= bar]
+        precision = sum(settled) / len(settled) if settled else float("nan")
+        print(f"{bar:<6} {precision:>19.3f} {len(settled) / len(found):>13.3f}")
+
+
 def main() -> int:
     files = sorted(DATA.glob("*.jsonl")) if DATA.is_dir() else []
     if not files:
         print(f"no labelled data in {DATA}: nothing to measure")
         return 0
     judge = OfflineJudge()
+    ragtruth = DATA / "ragtruth.jsonl"
+    if "--fit" in sys.argv[1:]:
+        print("TABLE: dict[tuple[str, str], float] = {")
+        for (basis, verdict), share in fit(ragtruth, judge).items():
+            print(f"    ({basis!r}, {verdict!r}): {share:.3f},")
+        print("}")
+        return 0
     tallies: dict[tuple[str, str], Tally] = {}
     for path in files:
         for row in rows(path):
@@ -95,6 +179,8 @@ def main() -> int:
     print(f"{'set':<28} {'n':>5} {'BAcc':>6} {'TPR':>6} {'TNR':>6} {'ms/item':>8}")
     for (_, group), tally in tallies.items():  # insertion order: file, then its tasks
         print(tally.row(group))
+    if ragtruth.is_file():
+        reliability(ragtruth, judge)
     return 0
 
 

@@ -56,6 +56,13 @@ def _optional_price(value: str) -> float | None:
     return _non_negative_float(value) if value else None
 
 
+def _cascade_bar(value: str) -> float:
+    bar = float(value)
+    if not 0.0 < bar <= 1.0:
+        raise ValueError("must be above 0.0 and at most 1.0")
+    return bar
+
+
 def _setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> Any:
     # The declaration rides on the field, so a setting is written in one place; the
     # field's name is filled in when SETTINGS is read off the class below.
@@ -115,7 +122,8 @@ class Settings:
         "Extra detectors, as module:callable (for example a Presidio or spaCy NER plug-in)")
     judge: str = _setting(
         "FAITHMON_JUDGE", "offline", _one_of(*JUDGES),
-        "Judge to score records with: offline (no network) or openai")
+        "Judge to score records with: offline (no network), openai, or cascade (offline "
+        "first, the uncertain claims to openai)")
     judge_model: str = _setting(
         "FAITHMON_JUDGE_MODEL", "gpt-4o-mini", str,
         "Model the openai judge asks")
@@ -143,6 +151,10 @@ class Settings:
     judge_rpm: float = _setting(
         "FAITHMON_JUDGE_RPM", "0", _non_negative_float,
         "Judge requests per minute per process; 0 means no limit")
+    judge_cascade_bar: float = _setting(
+        "FAITHMON_JUDGE_CASCADE_BAR", "0.9", _cascade_bar,
+        "Cascade judge: offline claims at least this confident (0 to 1, 0 excluded) are "
+        "settled without the LLM")
     assembly_quiet_seconds: float = _setting(
         "FAITHMON_ASSEMBLY_QUIET_SECONDS", "2.0", _non_negative_float,
         "Seconds after a trace's root span ends before its record is built")
@@ -200,6 +212,13 @@ class Settings:
     sentinel_interval: float = _setting(
         "FAITHMON_SENTINEL_INTERVAL", "21600", _non_negative_float,
         "Seconds between sentinel runs (they also run when a worker starts; 0: never)")
+    sentinel_min_accuracy: float = _setting(
+        "FAITHMON_SENTINEL_MIN_ACCURACY", "0.85", _rate,
+        "Sentinel accuracy a judge configuration needs before its scores are interpreted; "
+        "below it the judge is unproven and its drift alerts are held back")
+    sentinel_max_error_rate: float = _setting(
+        "FAITHMON_SENTINEL_MAX_ERROR_RATE", "0.2", _rate,
+        "Highest sentinel false-flag rate, and highest miss rate, of a proven judge")
     worker_batch: int = _setting(
         "FAITHMON_WORKER_BATCH", "100", _positive_int,
         "Records a worker claims per scoring batch")

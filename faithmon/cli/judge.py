@@ -16,26 +16,38 @@ from ._common import load_settings
 
 @click.group()
 def judge() -> None:
-    """Judge configurations: blocks and usage."""
+    """Judge configurations: standing, blocks and usage."""
 
 
 @judge.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def judge_status(as_json: bool) -> None:
-    """Blocked judge configurations and judge usage per day."""
+    """Each judge configuration's standing (proven, unproven, drifting, blocked, untested)
+    with its sentinel figures, blocked configurations and judge usage per day."""
+    from ..store import sentinels as store_sentinels
     from ..store import work
 
     settings = load_settings()
+    current = wiring.make_judge(settings).name
     with wiring.open_store(settings) as sessions, sessions() as session:
         status: dict[str, Any] = {
-            "judge": wiring.make_judge(settings).name,
+            "judge": current,
             "blocked": work.judge_blocks(session),
             "usage": work.usage_by_day(session),
+            "judges": [
+                s.as_json()
+                for s in store_sentinels.standings(
+                    session, wiring.proof_floor(settings), also=[current]
+                )
+            ],
         }
     if as_json:
         click.echo(json.dumps(status, indent=2))
         return
     click.echo(f"current judge: {status['judge']}")
+    for standing in status["judges"]:
+        ran = f" (set {standing['set']}, ran {standing['ran_at']})" if standing["set"] else ""
+        click.echo(f"{standing['state'].upper()} {standing['line']}{ran}")
     for block in status["blocked"]:
         click.echo(f"BLOCKED {block['judge']} since {block['blocked_at']}: {block['reason']}")
     for day in status["usage"]:

@@ -66,7 +66,7 @@ def report(out_path: Path) -> None:
     settings = load_settings()
     judge_ = wiring.make_judge(settings)
     with wiring.open_store(settings) as sessions:
-        write_report(sessions, judge_.name, out_path)
+        write_report(sessions, judge_.name, out_path, floor=wiring.proof_floor(settings))
     click.echo(f"report: {out_path}")
 
 
@@ -208,4 +208,5 @@ def _read_options(settings: Settings) -> ReadOptions:
         price_input=settings.judge_price_input,
         price_output=settings.judge_price_output,
         stale_after=3 * settings.drift_interval,
+        proof_floor=wiring.proof_floor(settings),
     )

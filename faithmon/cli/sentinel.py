@@ -64,8 +64,9 @@ def sentinel_list(as_json: bool) -> None:
 @sentinel.command("run")
 @click.option("--name", default=None, help="One set (default: all).")
 def sentinel_run(name: str | None) -> None:
-    """Run the sentinel sets through the current judge now."""
+    """Run the sentinel sets through the current judge now; say whether they prove it."""
     from .. import jobs
+    from ..store import sentinels as store_sentinels
 
     settings = load_settings()
     configure_logging(settings.log_level)
@@ -76,8 +77,11 @@ def sentinel_run(name: str | None) -> None:
         raise click.ClickException(str(exc)) from None
     with wiring.open_store(settings) as sessions:
         done = jobs.run_sentinels(sessions, judge_, sinks=sinks, name=name)
+        with sessions() as session:
+            standing = store_sentinels.standing(session, judge_.name, wiring.proof_floor(settings))
     for run in done:
         click.echo(
             f"{run.name} {run.version}: accuracy {run.result.accuracy:.2f}, judge "
             f"{run.drift.direction}{' (drift)' if run.drift.drifting else ''}"
         )
+    click.echo(standing.line)

@@ -38,6 +38,7 @@ from ..model import (
     SaveFn,
     SaveSamplingFn,
 )
+from ..model.standing import ProofFloor
 from ..store import Sessions, writes
 from ..store import engine as store_engine
 from ..store import keys as store_keys
@@ -226,6 +227,11 @@ def make_judge(settings: Settings, name: str | None = None) -> Judge:
 
 def drift_config(settings: Settings) -> drift.DriftConfig:
     return part_config(drift.DriftConfig, settings, "drift_")
+
+
+def proof_floor(settings: Settings) -> ProofFloor:
+    """FAITHMON_SENTINEL_MIN_ACCURACY and FAITHMON_SENTINEL_MAX_ERROR_RATE."""
+    return part_config(ProofFloor, settings, "sentinel_")
 
 
 def alert_policy(settings: Settings) -> AlertPolicy:

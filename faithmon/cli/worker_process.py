@@ -54,6 +54,7 @@ def _run(
         max_age=settings.worker_retry_max_age,
     )
     policy = wiring.alert_policy(settings)
+    floor = wiring.proof_floor(settings)
 
     def score() -> int:
         return jobs.score_pending(
@@ -72,7 +73,7 @@ def _run(
     def detect() -> jobs.DriftRun | None:
         with singleton(sessions, "drift") as held:
             return (
-                jobs.check_drift(sessions, judge.name, config, sinks, policy=policy)
+                jobs.check_drift(sessions, judge.name, config, sinks, policy=policy, floor=floor)
                 if held
                 else None
             )

@@ -18,10 +18,12 @@ from ..config import Settings
 from ..ingest.processor import PipelineSpanProcessor
 from ..judge import OfflineJudge
 from ..model import Judge, segment_key
+from ..model.standing import ProofFloor
 from ..report import write_report
 from ..store import Sessions
 from ..store import alerts as store_alerts
 from ..store import records as stored_records
+from ..store import sentinels as store_sentinels
 from . import app
 
 PHASES = 4  # the second half of the traffic arrives in this many steps
@@ -52,7 +54,12 @@ def run_demo(
     with wiring.open_store(settings) as sessions:
         firing = _run(settings, sessions, requests, seed, out, started)
         if report is not None:
-            write_report(sessions, wiring.make_judge(settings).name, report)
+            write_report(
+                sessions,
+                wiring.make_judge(settings).name,
+                report,
+                floor=wiring.proof_floor(settings),
+            )
             out.write(f"report: {report}\n")
         return firing
 
@@ -68,6 +75,7 @@ def _run(
     pipeline = wiring.store_pipeline(settings, sessions, quiet_seconds=0)
     judge = wiring.make_judge(settings)
     config = wiring.drift_config(settings)
+    floor = wiring.proof_floor(settings)
     sink = ListSink()
     fm.setup(
         service_name="northwind-help",
@@ -89,14 +97,14 @@ def _run(
                 app.handle(app.make_request(rng, share), rng)
             pipeline.flush_all()
             scored = jobs.score_pending(sessions, judge, batch=settings.worker_batch)
-            result = jobs.check_drift(sessions, judge.name, config, [sink])
+            result = jobs.check_drift(sessions, judge.name, config, [sink], floor=floor)
             state = "baseline frozen" if result.baseline_ready else "building baseline"
             out.write(f"  {title:<52} sent {size:>4}, scored {scored:>4}, {state}\n")
             for alert in result.changed:
                 out.write(f"      alert: {describe(alert)}\n")
     finally:
         fm.shutdown()
-    _judge_drift(sessions, judge, sink, out)
+    _judge_drift(sessions, judge, sink, out, wiring.proof_floor(settings))
 
     with sessions() as session:
         counts = stored_records.counts_by_status(session)
@@ -135,23 +143,35 @@ BROKEN_JUDGE = OfflineJudge(threshold=0.0)
 chunks makes it unsupported, so paraphrases fail."""
 
 
-def _judge_drift(sessions: Sessions, judge: Judge, sink: ListSink, out: TextIO) -> None:
-    """Sentinel runs with the configured judge, then with a broken configuration."""
+def _judge_drift(
+    sessions: Sessions, judge: Judge, sink: ListSink, out: TextIO, floor: ProofFloor
+) -> None:
+    """Sentinel runs with the configured judge, then with a broken configuration; a judge
+    they do not prove is said to be so in one line, from the figures just measured."""
     out.write("\n")
     for current, title in (
         (judge, f"sentinel run with {judge.name}"),
         (BROKEN_JUDGE, f"swap in a broken judge: {BROKEN_JUDGE.name}"),
     ):
         told = len(sink.alerts)
-        for run in jobs.run_sentinels(sessions, current, sinks=[sink]):
-            verdict = f"judge {run.drift.direction}" if run.drift.drifting else "judge steady"
+        runs = jobs.run_sentinels(sessions, current, sinks=[sink])
+        with sessions() as session:
+            standing = store_sentinels.standing(session, current.name, floor)
+        for run in runs:
+            verdict = f", judge {run.drift.direction}" if run.drift.drifting else ""
+            if not verdict and standing.state == "proven":
+                verdict = ", judge steady"
             out.write(
                 f"  {title:<52} set {run.name} ({run.result.cases} cases): accuracy "
-                f"{run.result.accuracy:.0%}, {verdict}\n"
+                f"{run.result.accuracy:.0%}{verdict}\n"
             )
+        if standing.state != "proven":
+            out.write(f"      {standing.line}\n")
         for alert in sink.alerts[told:]:
             out.write(f"      alert: {describe(alert)}\n")
-    held = jobs.check_drift(sessions, BROKEN_JUDGE.name, drift.DriftConfig(dimensions=()))
+    held = jobs.check_drift(
+        sessions, BROKEN_JUDGE.name, drift.DriftConfig(dimensions=()), floor=floor
+    )
     out.write(
         f"  production drift on the broken judge's scores: "
         f"{'held back' if held.held_back else 'checked'}, its evaluations are not trusted\n"

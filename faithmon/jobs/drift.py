@@ -17,6 +17,7 @@ from .. import drift
 from ..alerts import Policy as AlertPolicy
 from ..alerts import deliver, reconcile, to_tell
 from ..model import Alert, AlertSink, Outcome, Signal
+from ..model.standing import ProofFloor
 from ..store import Sessions
 from ..store import alerts as store_alerts
 from ..store import baselines as store_baselines
@@ -36,7 +37,7 @@ class DriftRun:
     changed: tuple[Alert, ...]
     silent: tuple[drift.Silence, ...] = ()
     held_back: bool = False
-    """The judge is not trusted (sentinels): its alerts wait."""
+    """The judge is not trusted (sentinels: unproven or drifting): its alerts wait."""
     building: tuple[Mapping[str, str], ...] = ()
     """The overall of each partition with records whose baseline is not frozen yet."""
 
@@ -79,17 +80,20 @@ def check_drift(
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     dry_run: bool = False,
     policy: AlertPolicy | None = None,
+    floor: ProofFloor | None = None,
 ) -> DriftRun:
     """Update every detector and the alerts; sinks hear of the changes the policy says to tell.
 
+    A judge below the sentinels' ``floor`` (unproven) or drifting is held back: the run
+    is computed and stored, and raises no alert. One with no sentinel run yet is not.
     With ``dry_run`` the readings are computed and nothing is written (the baseline
     is not frozen, no alert changes): what `faithmon drift status` shows.
     """
     policy = policy or AlertPolicy()
     clock = now()
     with sessions() as session, session.begin():
-        trust = store_sentinels.trust_window(session, judge_name)
-        held_back = trust is not None and trust[1] is None
+        standing = store_sentinels.standing(session, judge_name, floor or ProofFloor())
+        held_back = standing.held_back
         outcomes = drift.weigh(
             store_evaluations.outcomes(session, judge_name),
             store_sampling.sampling_counts(session, reasons=drift.SAMPLING_REASONS),
@@ -125,10 +129,8 @@ def check_drift(
             store_drift_runs.save(session, judge_name, clock, True, held_back, summary)
         if dry_run or held_back:
             if held_back and not dry_run:
-                # The judge itself is drifting: production alerts wait for it to be trusted.
-                logger.warning(
-                    "faithmon: judge %s is not trusted; drift alerts held back", judge_name
-                )
+                # The judge is unproven or drifting: production alerts wait for its proof.
+                logger.warning("faithmon: %s; drift alerts held back", standing.line)
             return DriftRun(
                 True, tuple(readings), (), tuple(silent), held_back=held_back, building=building
             )

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from ..alerts import deliver
 from ..errors import RecordGone
+from ..judge.cascade import SettlesOffline
 from ..model import Alert, AlertSink, Judge, Judgement, RagRecord
 from ..store import Sessions, work
 from ..store import alerts as store_alerts
@@ -55,6 +56,16 @@ class RetryPolicy:
 JUDGE_BLOCKED_RULE = "judge_blocked"
 
 
+@dataclass(slots=True)
+class _Lease:
+    claimed: list[tuple[int, RagRecord]]
+    history: dict[int, tuple[int, datetime]]
+    reason: str | None = None
+    """Why nothing, or not everything, may be judged."""
+    offline_only: bool = False
+    """The budget is spent: only what the cascade settles without a call is scored."""
+
+
 def _claim(
     sessions: Sessions,
     judge: Judge,
@@ -63,19 +74,32 @@ def _claim(
     lease_seconds: int,
     daily_token_budget: int,
     now: datetime,
-) -> tuple[list[tuple[int, RagRecord]], dict[int, tuple[int, datetime]], str | None]:
-    """Lease up to ``size`` records, unless the judge is blocked or the budget is spent."""
+) -> _Lease:
+    """Lease up to ``size`` records, unless the judge is blocked or the budget is spent.
+
+    With the budget spent, a cascade still leases them: what its first stage settles
+    needs no call.
+    """
+    offline_only = False
+    reason = None
     with sessions() as session, session.begin():
         blocked = work.judge_block(session, judge.name)
         if blocked:
-            return [], {}, f"judge {judge.name} is blocked ({blocked})"
+            return _Lease([], {}, f"judge {judge.name} is blocked ({blocked})")
         if daily_token_budget:
             spent = work.tokens_today(session, now)
             if spent >= daily_token_budget:
-                return [], {}, f"daily judge budget spent ({spent} tokens); paused until tomorrow"
+                reason = f"daily judge budget spent ({spent} tokens); paused until tomorrow"
+                if not isinstance(judge, SettlesOffline):
+                    return _Lease([], {}, reason)
+                reason = (
+                    f"daily judge budget spent ({spent} tokens): only traces the cascade's "
+                    "first stage settles are scored; the rest wait until tomorrow"
+                )
+                offline_only = True
         claimed = store_records.claim_pending(session, owner, size, lease_seconds)
         history = store_records.attempts_of(session, [i for i, _ in claimed]) if claimed else {}
-    return claimed, history, None
+    return _Lease(claimed, history, reason, offline_only)
 
 
 def score_pending(
@@ -102,24 +126,32 @@ def score_pending(
     or one past the retry policy, is stored as ``judge_error`` with its cause. An
     authentication or billing failure blocks the judge configuration (an alert says
     so) and stops the queue until `faithmon judge unblock`. A spent daily budget
-    pauses scoring.
+    pauses scoring; a cascade judge then still scores the traces its first stage
+    settles without a call, and the others stay pending until the next UTC day, never
+    scored by the first stage alone.
     """
     owner = owner or worker_id()
     retry = retry or RetryPolicy()
     settled = 0
     refused = threading.Event()
+    last_reason: str | None = None
     in_flight: dict[Future[Judgement | None], tuple[int, RagRecord]] = {}
     history: dict[int, tuple[int, datetime]] = {}
     exhausted = False
+    offline_only: set[int] = set()
+    waiting: list[int] = []
+    waited = 0
 
-    def judge_one(record: RagRecord) -> Judgement | None:
+    def judge_one(record: RagRecord, without_calls: bool) -> Judgement | None:
         # Once the configuration is refused or the worker stops, what is still
         # queued is not sent (its record is given back).
         if refused.is_set() or STOPPING.is_set():
             return None
-        judgement = judge_safely(
-            judge, record.question, [c.text for c in record.chunks], record.answer
-        )
+        chunks = [c.text for c in record.chunks]
+        if without_calls and isinstance(judge, SettlesOffline):
+            # None: the trace needs the LLM stage, whose budget is spent; it waits.
+            return judge.settle_offline(record.question, chunks, record.answer)
+        judgement = judge_safely(judge, record.question, chunks, record.answer)
         if judgement.blocks_judge:
             refused.set()
         return judgement
@@ -129,19 +161,33 @@ def score_pending(
             stopping = refused.is_set() or STOPPING.is_set()
             if not exhausted and not stopping and len(in_flight) < concurrency:
                 size = min(batch, 2 * concurrency - len(in_flight))
-                claimed, more_history, reason = _claim(
+                lease = _claim(
                     sessions, judge, owner, size, lease_seconds, daily_token_budget, now()
                 )
-                if reason is not None:
-                    logger.warning("faithmon: not scoring: %s", reason)
-                exhausted = not claimed
-                history.update(more_history)
-                for record_id, record in claimed:
-                    in_flight[pool.submit(judge_one, record)] = (record_id, record)
+                if lease.reason is not None and lease.reason != last_reason:
+                    logger.warning("faithmon: not scoring: %s", lease.reason)
+                    last_reason = lease.reason
+                exhausted = not lease.claimed
+                history.update(lease.history)
+                for record_id, record in lease.claimed:
+                    if lease.offline_only:
+                        offline_only.add(record_id)
+                    future = pool.submit(judge_one, record, lease.offline_only)
+                    in_flight[future] = (record_id, record)
             if not in_flight:
                 break
             finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-            done = [(in_flight.pop(f), f.result()) for f in finished]
+            done = []
+            for future in finished:
+                (record_id, record), result = in_flight.pop(future), future.result()
+                if result is None and record_id in offline_only and not STOPPING.is_set():
+                    waiting.append(record_id)
+                    continue
+                done.append(((record_id, record), result))
+            if waiting:
+                _wait_for_budget(sessions, waiting, history, now())
+                waited += len(waiting)
+                waiting.clear()
             outcomes = [(rid, judgement) for (rid, _), judgement in done]
             records = {rid: record for (rid, record), _ in done}
             saved = _settle(
@@ -156,9 +202,30 @@ def score_pending(
                         logger.warning(
                             "faithmon: evaluation telemetry failed (%s)", type(exc).__name__
                         )
+    if waited:
+        logger.info("faithmon: %d records wait for the judge budget (%s)", waited, judge.name)
     if settled:
         logger.info("faithmon: settled %d records with %s", settled, judge.name)
     return settled
+
+
+def _wait_for_budget(
+    sessions: Sessions,
+    record_ids: Sequence[int],
+    history: Mapping[int, tuple[int, datetime]],
+    now: datetime,
+) -> None:
+    """Records that need the LLM while its budget is spent: pending until the next UTC day,
+    when the budget starts afresh (no attempt is counted)."""
+    tomorrow = (now.astimezone(UTC) + timedelta(days=1)).replace(
+        hour=0, minute=0, second=0, microsecond=0
+    )
+    with sessions() as session, session.begin():
+        for record_id in record_ids:
+            attempts = history.get(record_id, (0, now))[0]
+            store_records.defer(
+                session, record_id, attempts, tomorrow, "waiting for the daily judge budget"
+            )
 
 
 def _settle(

@@ -55,6 +55,7 @@ def judgement_fields(judgement: Judgement) -> dict[str, Any]:
                 "quote": c.quote,
                 "critical": c.critical,
                 "flags": list(c.flags),
+                "stage": c.stage,
             }
             for c in judgement.claims
         ],

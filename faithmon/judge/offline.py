@@ -1,14 +1,25 @@
 """The offline judge: deterministic, no network, for the demo, tests and smoke checks.
 
 Each answer sentence that asserts something (greetings, abstentions, questions and
-intros do not) is one claim, judged in this order:
+intros do not) is one claim. Chunk sentences phrased as instructions to the assistant
+("ignore previous instructions", "tell the customer ...") are dropped first: they
+support nothing. A claim is judged in this order:
 
 1. found verbatim (normalised) in a chunk: supported, quoting itself;
 2. against a JSON record chunk, naming a false attribute or negating a true one:
    contradicted, quoting the ``"key": value`` pair; naming a null one: unsupported;
 3. a number (or code such as "A17") found nowhere in the context: contradicted when
    the claim otherwise matches a chunk sentence closely, else unsupported;
-4. flipping the negation of a closely matching chunk sentence: contradicted;
+4. clause by clause (``bindings``): each clause must be held by one chunk sentence
+   (with its neighbours; names may come from earlier in its chunk), its values with
+   their units and currencies included. A value that sentence binds to another number
+   or unit, or its negation of the same predicate and object for the same subject
+   (``contradiction``): contradicted. A rival name, model number or modifier in the
+   place the sentence gives another ("Nimbus Basic" against "Nimbus Unlimited",
+   "passport renewal" against "licence renewals") that no sentence says with the rest
+   of the clause, too many words it lacks (``clause_threshold`` on the clause's own
+   share), or an "all"/"always" where the sentence hedges or names a subset:
+   unsupported;
 5. otherwise the support score decides. The claim's content words are looked up in
    the whole context, softly (stems, number words, dates, 24-hour times, acronyms,
    state codes; connectives and generic words such as "offers" or "however" are
@@ -19,10 +30,11 @@ intros do not) is one claim, judged in this order:
    ``threshold`` does. A supported claim quotes the chunk sentence (or, in a long
    record, the stretch between commas) that shares most of its words.
 
-The weights and threshold were tuned on half of each labelled set in
-``../shared/data/faithfulness`` (``bench/judge_quality.py`` reports the other half).
-It is still a lexical judge: it cannot follow inference or subtle rewording the way
-an LLM judge can.
+Every claim carries a ``confidence`` (``confidence.py``): how often a verdict reached
+by that rule was right on the tuning half of ``../shared/data/faithfulness``.
+The weights and thresholds were tuned on that half too (``bench/judge_quality.py``
+reports the other half). It is still a lexical judge: it cannot follow inference or
+subtle rewording the way an LLM judge can.
 """
 
 from __future__ import annotations
@@ -31,19 +43,37 @@ import math
 import time
 from collections.abc import Sequence
 
-from ..model import Claim, Judgement, JudgementStatus, Usage
-from . import records
+from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
+from . import bindings as b
+from . import confidence, records
+from . import contradiction as c
 from . import text as t
 from .support import Check, Evidence
 from .verify import verify
 
-NAME = "offline/v2"
+NAME = "offline/v3"
 
 
 def _is_critical(sentence: str) -> bool:
     words = sentence.split()
     capitalised = any(w[:1].isupper() for w in words[1:])
     return bool(t.numbers(sentence)) or capitalised
+
+
+# An over-reaching clause must otherwise be held by its sentence's window: at most
+# this share of its words missing.
+OVERREACH_MISSING = 0.2
+
+# Bins of the support score over the threshold, for confidence: "novelty<=0.5" holds
+# claims scoring in (0.25, 0.5] of the threshold; "novelty>inf" a missing name.
+NOVELTY_BINS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.5)
+
+
+def _novelty_bin(ratio: float) -> str:
+    for edge in NOVELTY_BINS:
+        if ratio <= edge:
+            return f"novelty<={edge:g}"
+    return "novelty>2.5" if math.isfinite(ratio) else "novelty=inf"
 
 
 class OfflineJudge:
@@ -56,12 +86,29 @@ class OfflineJudge:
         short_claim: int = 2,
         contradiction_threshold: float = 0.6,
         negation_threshold: float = 0.9,
+        clause_negation: float = 0.75,
+        clause_threshold: float = 1.0,
+        moved_weight: float = 0.25,
+        clause_names: bool = True,
+        clause_overreach: bool = True,
+        clause_antonym: float = 2.0,
     ) -> None:
         self.threshold = threshold
         self.run_weight = run_weight
         self.short_claim = short_claim
         self.contradiction_threshold = contradiction_threshold
         self.negation_threshold = negation_threshold
+        self.clause_negation = clause_negation
+        self.clause_threshold = clause_threshold
+        self.moved_weight = moved_weight
+        # Clause negation (``clause_negation``: the least share of the clause its
+        # sentence must hold, 2.0 switches it off), rival names and over-reach each fire
+        # only on specific evidence; on RAGTruth's tuning half they fired 1, 0 and 0
+        # times (1 right) and cost no balanced accuracy on any set (bench/README.md).
+        # ``clause_antonym`` stays off (2.0): it has not been made as precise.
+        self.clause_names = clause_names
+        self.clause_overreach = clause_overreach
+        self.clause_antonym = clause_antonym
 
     @property
     def name(self) -> str:
@@ -73,6 +120,12 @@ class OfflineJudge:
             "short_claim",
             "contradiction_threshold",
             "negation_threshold",
+            "clause_negation",
+            "clause_threshold",
+            "moved_weight",
+            "clause_names",
+            "clause_overreach",
+            "clause_antonym",
         )
         changed = [
             f"{n}={getattr(self, n):g}"
@@ -86,21 +139,35 @@ class OfflineJudge:
         sentences = [s for s in t.sentences(answer) if not t.is_non_claim(s)]
         status: JudgementStatus
         claims: tuple[Claim, ...]
+        facts = [t.without_instructions(chunk) for chunk in chunks]
         if not sentences:
             status, claims = "no_claims", ()
-        elif not any(chunk.strip() for chunk in chunks):
+        elif not any(chunk.strip() for chunk in facts):
             status = "empty_context"
-            claims = tuple(Claim(s, "unsupported", None, None, _is_critical(s)) for s in sentences)
+            claims = tuple(
+                Claim(
+                    s,
+                    "unsupported",
+                    None,
+                    None,
+                    _is_critical(s),
+                    confidence=confidence.of("empty_context", "unsupported"),
+                    stage="offline",
+                )
+                for s in sentences
+            )
         else:
             status = "ok"
-            evidence = Evidence(chunks)
-            found = records.attributes(chunks)
-            normalised = [t.normalise(chunk) for chunk in chunks]
+            evidence = Evidence(facts)
+            index = b.Index(evidence)
+            found = records.attributes(facts)
+            normalised = [t.normalise(chunk) for chunk in facts]
             # A record's "no" and "null" values are not negated sentences: records.conflict
             # judges those chunks' negations.
-            plain = {i for i, chunk in enumerate(chunks) if not chunk.lstrip().startswith("{")}
+            plain = {i for i, chunk in enumerate(facts) if not chunk.lstrip().startswith("{")}
             claims = verify(
-                (self._claim(s, normalised, plain, evidence, found) for s in sentences), chunks
+                (self._claim(s, normalised, plain, evidence, index, found) for s in sentences),
+                chunks,
             )
         return Judgement(
             judge=NAME,
@@ -122,29 +189,101 @@ class OfflineJudge:
         normalised: Sequence[str],
         plain: set[int],
         evidence: Evidence,
+        index: b.Index,
         found: Sequence[records.Attribute],
     ) -> Claim:
         critical = _is_critical(sentence)
+
+        def claim(
+            verdict: Verdict, basis: str, chunk: int | None = None, quote: str | None = None
+        ) -> Claim:
+            return Claim(
+                sentence,
+                verdict,
+                chunk,
+                quote,
+                critical or (basis == "number"),
+                confidence=confidence.of(basis, verdict),
+                stage="offline",
+            )
+
         needle = t.normalise(t.strip_end(sentence))
-        for index, chunk in enumerate(normalised):
+        for number, chunk in enumerate(normalised):
             if needle and needle in chunk:
-                return Claim(sentence, "supported", index, t.strip_end(sentence), critical)
+                return claim("supported", "verbatim", number, t.strip_end(sentence))
         conflict = records.conflict(sentence, found)
         if conflict is not None:
-            return Claim(sentence, conflict.verdict, conflict.chunk, conflict.quote, critical)
+            return claim(conflict.verdict, "record", conflict.chunk, conflict.quote)
         check = evidence.check(sentence)
         close = check.quote is not None and check.quote_coverage >= self.contradiction_threshold
-        if check.missing_numbers:
+        if [n for n in check.missing_numbers if not index.in_range(n)]:
             if close:
-                return Claim(sentence, "contradicted", check.chunk, check.quote, True)
-            return Claim(sentence, "unsupported", None, None, True)
+                return claim("contradicted", "number", check.chunk, check.quote)
+            return claim("unsupported", "number")
+        bound = self._clauses(sentence, plain, index)
+        if bound is not None:
+            verdict, basis, unit = bound
+            if verdict == "contradicted" and unit is not None:
+                return claim(verdict, basis, unit.chunk, unit.text)
+            return claim("unsupported", basis)
         if (
             check.quote is not None
             and check.chunk in plain
             and check.quote_coverage >= self.negation_threshold
-            and t.negated(check.quote) != t.negated(sentence)
+            and c.negates(t.strip_end(sentence), check.quote)  # the same predicate
         ):
-            return Claim(sentence, "contradicted", check.chunk, check.quote, critical)
-        if self.novelty(check) > self.threshold or check.quote is None:
-            return Claim(sentence, "unsupported", None, None, critical)
-        return Claim(sentence, "supported", check.chunk, check.quote, critical)
+            return claim("contradicted", "negation", check.chunk, check.quote)
+        novelty = self.novelty(check)
+        basis = _novelty_bin(novelty / self.threshold if self.threshold else math.inf)
+        if novelty > self.threshold or check.quote is None:
+            return claim("unsupported", basis)
+        return claim("supported", basis, check.chunk, check.quote)
+
+    def _clauses(
+        self, sentence: str, plain: set[int], index: b.Index
+    ) -> tuple[Verdict, str, b.Unit | None] | None:
+        """The first clause the context does not hold together, and why; None if all are."""
+        parts = b.clauses(t.strip_end(sentence))
+        carried: tuple[str, ...] = ()
+        carried_words: tuple[str, ...] = ()
+        claim_words = index.words(sentence)
+        worst: tuple[Verdict, str, b.Unit | None] | None = None
+        for number, clause in enumerate(parts):
+            bound = index.bind(clause, carried, carried_words, claim_words)
+            if number == 0:
+                carried = index.evidence_names(clause)
+                carried_words = index.words(clause)
+            unit = bound.unit
+            if unit is None or not bound.words:
+                continue
+            words = frozenset(index.words(clause))
+            opposite = c.best_clause(words, unit.text, b.clauses(unit.text))
+            if bound.missing_values and bound.conflicting and bound.coverage >= 0.5:
+                return "contradicted", "value", unit
+            held = len(words & frozenset(index.words(opposite))) / len(words) if words else 0.0
+            if unit.chunk in plain and bound.words >= 3:
+                subject = c.subject(clause, parts[number - 1] if number else "")
+                said = frozenset(index.words(opposite))
+                back = len(words & said) / len(said) if said else 0.0
+                if min(held, back + 0.25) >= self.clause_negation and c.negates(
+                    clause, opposite, subject, unit.text
+                ):
+                    return "contradicted", "clause_negation", unit
+                if held >= self.clause_antonym and c.antonym(words, unit.words):
+                    return "contradicted", "antonym", unit
+            if worst is not None:
+                continue
+            if bound.missing_names and self.clause_names:
+                worst = ("unsupported", "binding", unit)
+            elif (
+                self.clause_overreach
+                and len(bound.missing) <= OVERREACH_MISSING * bound.words
+                and c.overreaches(clause, opposite)
+            ):
+                worst = ("unsupported", "overreach", unit)
+            else:
+                absent = len(bound.missing) - len(bound.moved)
+                share = (absent + self.moved_weight * len(bound.moved)) / bound.words
+                if share > self.clause_threshold:
+                    worst = ("unsupported", "clause", unit)
+        return worst

@@ -18,26 +18,22 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import urlparse
 
-import openai
 from openai import OpenAI
 
 from ..model import Claim, Judgement, Verdict
 from . import prompts
 from . import text as t
 from .cache import VerdictCache
-from .openai_calls import CallUsage, JudgeFailure, RateLimiter, RetryLayer, parse_object
+from .openai_calls import CallUsage, JudgeFailure, RateLimiter, RetryLayer
+from .openai_ladder import Ladder
 from .precheck import Prepared, is_critical, prepare
 from .verify import SchemaError, verify
 
 Mode = Literal["one_call", "two_call"]
 NOT_JUDGED = "not_judged"
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "json mode")
-Format = Literal["json_schema", "json_object", "text"]
-_FORMATS: tuple[Format, ...] = ("json_schema", "json_object", "text")
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +69,13 @@ class OpenAIJudge:
             max_retries=0,  # the one retry layer is ours
             timeout=config.timeout,
         )
-        self._format: Format = "json_schema"
-        self._format_lock = threading.Lock()
-        self._retries = RetryLayer(
+        retries = RetryLayer(
             config.max_attempts,
             config.backoff,
             RateLimiter(config.requests_per_minute),
             threading.BoundedSemaphore(config.max_concurrency),
         )
+        self._ladder = Ladder(self._client, config, retries)
         self._cache = VerdictCache(config.cache_entries)
         host = urlparse(str(self._client.base_url)).netloc or "default"
         suffix = "/2call" if config.mode == "two_call" else ""
@@ -93,12 +88,8 @@ class OpenAIJudge:
         """The judge configuration's fingerprint: kind, model, endpoint, prompt id and hash."""
         return self._name
 
-    # -- the Judge protocol ------------------------------------------------
-
-    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
-        started = time.perf_counter()
-        usage = CallUsage()
-        prepared = prepare(chunks, answer)
+    def _finisher(self, started: float, usage: CallUsage) -> Callable[..., Judgement]:
+        """How a judgement of this call ends: its status and claims, the usage and time."""
 
         def done(status: Any, claims: Sequence[Claim] = (), **extra: Any) -> Judgement:
             return Judgement(
@@ -109,6 +100,17 @@ class OpenAIJudge:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 **extra,
             )
+
+        return done
+
+    # -- the Judge protocol ------------------------------------------------
+
+    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
+        started = time.perf_counter()
+        usage = CallUsage()
+        prepared = prepare(chunks, answer)
+
+        done = self._finisher(started, usage)
 
         if not prepared.has_claims:
             return done("no_claims")
@@ -121,7 +123,50 @@ class OpenAIJudge:
             return done("empty_context", claims)
         if not prepared.targets:
             return done("ok", [prepared.resolved[i] for i in sorted(prepared.resolved)])
-        key = self._cache_key(question, chunks, answer)
+        return self._judge_prepared(question, chunks, prepared, answer, done, usage)
+
+    def judge_claims(
+        self, question: str, chunks: Sequence[str], sentences: Sequence[str]
+    ) -> Judgement:
+        """Judge the given claim sentences, and only those, against the chunks: one call
+        (two in ``two_call`` mode) with the context sent once, no pre-checks.
+
+        A cascade's second stage: the first settled the rest of the answer, which the
+        request does not carry. Quotes are verified, and retries, the rate limit and
+        failures are those of ``judge``.
+        """
+        started = time.perf_counter()
+        usage = CallUsage()
+        given = [s for s in sentences if s.strip()]
+        prepared = Prepared(given, targets=list(range(len(given))))
+
+        done = self._finisher(started, usage)
+
+        if not given:
+            return done("no_claims")
+        if not any(chunk.strip() for chunk in chunks):
+            return done(
+                "empty_context", [Claim(s, "unsupported", critical=is_critical(s)) for s in given]
+            )
+        return self._judge_prepared(question, chunks, prepared, None, done, usage, claims_only=True)
+
+    def _judge_prepared(
+        self,
+        question: str,
+        chunks: Sequence[str],
+        prepared: Prepared,
+        answer: str | None,
+        done: Callable[..., Judgement],
+        usage: CallUsage,
+        claims_only: bool = False,
+    ) -> Judgement:
+        """Judge ``prepared.targets`` (cached), then put every claim in sentence order."""
+        key = self._cache_key(
+            question,
+            chunks,
+            answer if answer is not None else "\n".join(prepared.sentences),
+            claims_only,
+        )
         cached = self._cache.get(key)
         if cached is None:
             deadline = time.monotonic() + self.config.deadline
@@ -184,7 +229,7 @@ class OpenAIJudge:
                     )
             return verify(claims, chunks)
 
-        return self._structured(
+        return self._ladder.structured(
             prompts.SYSTEM, message, prompts.CLAIMS_SCHEMA, "claims", usage, deadline, claims_from
         )
 
@@ -209,7 +254,7 @@ class OpenAIJudge:
                 raise ValueError("no claims for the sentences asked")
             return pending
 
-        pending = self._structured(
+        pending = self._ladder.structured(
             prompts.DECOMPOSE_SYSTEM,
             message,
             prompts.DECOMPOSE_SCHEMA,
@@ -229,7 +274,7 @@ class OpenAIJudge:
                 claims.append(self._claim(item, sentence, claim))
             return verify(claims, chunks)
 
-        return self._structured(
+        return self._ladder.structured(
             prompts.VERIFY_SYSTEM,
             prompts.verify_message(chunks, [claim for _, claim in pending]),
             prompts.VERIFY_SCHEMA,
@@ -255,128 +300,12 @@ class OpenAIJudge:
             critical=is_critical(str(claim_text)),
         )
 
-    # -- the output ladder -------------------------------------------------------
-
-    def _structured(
-        self,
-        system: str,
-        message: str,
-        schema: dict[str, Any],
-        name: str,
-        usage: CallUsage,
-        deadline: float,
-        validate: Callable[[dict[str, Any]], T],
-    ) -> T:
-        """Ask, parse and validate; one repair call for a reply that does not parse or fit."""
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": message}]
-        content = self._complete_with_format(messages, schema, name, usage, deadline)
-        try:
-            return validate(parse_object(content))
-        except SchemaError as exc:  # an answer that breaks the contract is not repaired
-            raise JudgeFailure(f"schema error: {exc}", False, content) from None
-        except (ValueError, KeyError, TypeError, IndexError) as first_error:
-            error = f"{type(first_error).__name__}: {first_error}"
-        repair = [
-            {"role": "system", "content": prompts.REPAIR_SYSTEM},
-            {"role": "user", "content": prompts.repair_message(schema, content, error)},
-        ]
-        repaired = self._complete_with_format(repair, schema, name, usage, deadline)
-        try:
-            return validate(parse_object(repaired))
-        except SchemaError as exc:
-            raise JudgeFailure(f"schema error: {exc}", False, repaired) from None
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
-            raise JudgeFailure(f"unusable reply after repair: {exc}", False, content) from None
-
-    def _complete_with_format(
-        self,
-        messages: list[dict[str, str]],
-        schema: dict[str, Any],
-        name: str,
-        usage: CallUsage,
-        deadline: float,
-    ) -> str:
-        while True:
-            current = self._format
-            try:
-                return self._complete(messages, schema, name, current, usage, deadline)
-            except JudgeFailure as failure:
-                about_format = any(w in failure.cause.lower() for w in _FORMAT_WORDS)
-                if (
-                    failure.retryable
-                    or not failure.cause.startswith("HTTP 400")
-                    or not about_format
-                ):
-                    raise
-                with self._format_lock:
-                    # The endpoint refused this response_format: remember the next rung.
-                    if self._format == current and current != "text":
-                        self._format = _FORMATS[_FORMATS.index(current) + 1]
-                    elif self._format == current:
-                        raise
-                continue
-
-    def _complete(
-        self,
-        messages: list[dict[str, str]],
-        schema: dict[str, Any],
-        name: str,
-        fmt: Format,
-        usage: CallUsage,
-        deadline: float,
-    ) -> str:
-        response_format: Any
-        sent = list(messages)
-        if fmt == "json_schema":
-            response_format = {
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": schema, "strict": True},
-            }
-        elif fmt == "json_object":
-            response_format = {"type": "json_object"}
-            sent[0] = {
-                "role": "system",
-                "content": messages[0]["content"]
-                + "\nReply with JSON matching: "
-                + json.dumps(schema),
-            }
-        else:
-            response_format = openai.NOT_GIVEN
-            sent[0] = {
-                "role": "system",
-                "content": messages[0]["content"]
-                + "\nReply with JSON only, matching: "
-                + json.dumps(schema),
-            }
-
-        def call() -> str:
-            extra: dict[str, Any] = {}
-            if self.config.seed is not None:
-                extra["seed"] = self.config.seed
-            response = self._client.chat.completions.create(
-                model=self.config.model,
-                messages=sent,  # type: ignore[arg-type]
-                temperature=self.config.temperature,
-                max_completion_tokens=self.config.max_completion_tokens,
-                response_format=response_format,
-                timeout=max(0.1, min(self.config.timeout, deadline - time.monotonic())),
-                **extra,
-            )
-            usage.add(response.usage)
-            if not response.choices:
-                raise JudgeFailure("the reply has no choices", False)
-            choice = response.choices[0]
-            content = choice.message.content or ""
-            if choice.finish_reason == "length":
-                raise JudgeFailure("the reply was cut at the token limit", False, content)
-            return content
-
-        return self._retries.attempts(call, deadline, usage)
-
     # -- cache of verdicts ---------------------------------------------------------
 
-    def _cache_key(self, question: str, chunks: Sequence[str], answer: str) -> str:
-        document = {
+    def _cache_key(
+        self, question: str, chunks: Sequence[str], answer: str, claims_only: bool = False
+    ) -> str:
+        document: dict[str, Any] = {
             "prompt": prompts.PROMPT_HASH,
             "mode": self.config.mode,
             "model": self.config.model,
@@ -388,4 +317,7 @@ class OpenAIJudge:
             "answer": t.normalise(answer),
             "chunks": [hashlib.sha256(t.normalise(c).encode()).hexdigest() for c in chunks],
         }
+        if claims_only:
+            # The given sentences, without the pre-checks: never the same entry as an answer's.
+            document["claims_only"] = True
         return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()

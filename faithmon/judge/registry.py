@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..model import Judge
 from .offline import OfflineJudge
+
+if TYPE_CHECKING:
+    from .openai_judge import OpenAIJudge
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +31,15 @@ class JudgeOptions:
     max_attempts: int = 3
     concurrency: int = 4
     rpm: float = 0.0
+    cascade_bar: float = 0.9
+    """The cascade's bar: offline claims at least this confident are not sent to the LLM."""
 
 
 def _offline(options: JudgeOptions) -> Judge:
     return OfflineJudge()
 
 
-def _openai(options: JudgeOptions) -> Judge:
+def _openai(options: JudgeOptions) -> OpenAIJudge:
     from .openai_judge import OpenAIJudge, OpenAIJudgeConfig
 
     if not options.api_key:
@@ -55,9 +61,18 @@ def _openai(options: JudgeOptions) -> Judge:
     )
 
 
+def _cascade(options: JudgeOptions) -> Judge:
+    from .cascade import CascadeJudge
+
+    if not 0 < options.cascade_bar <= 1:
+        raise ConfigError("FAITHMON_JUDGE_CASCADE_BAR must be in (0, 1]")
+    return CascadeJudge(OfflineJudge(), _openai(options), options.cascade_bar)
+
+
 JUDGES: Mapping[str, Callable[[JudgeOptions], Judge]] = {
     "offline": _offline,
     "openai": _openai,
+    "cascade": _cascade,
 }
 """Judge names (``FAITHMON_JUDGE``, ``faithmon score --judge``) and their factories."""
 

@@ -78,7 +78,7 @@ US_STATES = {
     "USA": "united states", "EU": "european union", "UN": "united nations",
 }  # fmt: skip
 # "passage 2", "[1]", "Document 3": references to the sources, not facts.
-_REFERENCE = re.compile(
+REFERENCE = re.compile(
     r"\[\d+\]|\b(?:passage|document|source|chunk|context|review|paragraph|step|option)s?"
     r" ?#?\d+(?::\d+)?(?:\s*(?:and|,|-|to)\s*\d+)*\b",
     re.IGNORECASE,
@@ -114,10 +114,11 @@ class Tokens:
     """Initials of runs of capitalised words, with the runs' stems."""
 
 
+@functools.lru_cache(maxsize=16384)
 def tokens(text: str) -> Tokens:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    text = _REFERENCE.sub(" ", _CAMEL.sub(" ", text))
+    text = REFERENCE.sub(" ", _CAMEL.sub(" ", text))
     words: list[str] = []
     names: list[str] = []
     numbers: list[str] = []

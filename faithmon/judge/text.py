@@ -29,7 +29,8 @@ _NON_CLAIM = re.compile(
     r"^(?:hi|hello|hey|thanks|thank you|you're welcome|you are welcome|glad to help|"
     r"happy to help|i hope this helps|hope this helps|let me know if|is there anything else|"
     r"i (?:do not|don't) know|i'm not sure|i am not sure|i (?:can ?not|can't|am unable to|"
-    r"was unable to) (?:find|answer|help|say|tell)|sorry|unfortunately,? i|"
+    r"was unable to|could not|couldn't|did not|didn't) (?:find|answer|help|say|tell|see|locate)|"
+    r"(?:yes|no|good question|great question)[!.,]*$|sorry|unfortunately,? i|"
     r"(?:the|this) (?:context|information) (?:does not|doesn't) (?:say|mention|contain)|"
     r"(?:sure|certainly|of course|okay|ok)[!.,]*$|here(?: is|'s| are) (?:a |an |the )?"
     r"(?:summary|overview|answer|response|description|list)\b)",
@@ -42,6 +43,29 @@ _ABSTAIN = re.compile(
     r"\bthere (?:is|are) no (?:mention|information|details?)\b|"
     r"\b(?:is|are|was|were) not (?:specified|mentioned|listed|stated|given|known)\b"
 )
+
+
+# Text addressed to the assistant, not facts: a chunk sentence like this supports nothing.
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget) (?:all |any |the )?(?:previous|prior|above|earlier|other)"
+    r" (?:instructions?|prompts?|messages?|context)\b|^(?:please )?(?:tell|inform|assure|"
+    r"reassure|say to|let) (?:the |this )?(?:customer|user|caller|patient|client|reader)s?\b|"
+    r"^(?:(?:you|the assistant|assistant|ai|the ai|the model|chatbot) (?:must|should|"
+    r"will|shall)|as an ai|system:|assistant:|respond (?:with|that|only)|answer (?:with|that|"
+    r"only)|always (?:say|answer|tell|respond)|do not (?:mention|reveal|tell))\b",
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """A sentence that instructs the assistant ("ignore previous instructions ...")."""
+    return bool(_INSTRUCTION.search(normalise(sentence)))
+
+
+def without_instructions(chunk: str) -> str:
+    """The chunk with its instruction sentences blanked (same for a chunk without)."""
+    if not _INSTRUCTION.search(normalise(chunk)):
+        return chunk
+    return " ".join(s for s in sentences(chunk) if not is_instruction(s))
 
 
 def normalise(text: str) -> str:

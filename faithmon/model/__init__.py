@@ -26,6 +26,7 @@ from .judgement import (
     JudgementStatus,
     SentinelCase,
     SentinelResult,
+    Stage,
     Usage,
     Verdict,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "SentinelCase",
     "SentinelResult",
     "Signal",
+    "Stage",
     "StoredRecord",
     "Stream",
     "Usage",

@@ -9,6 +9,8 @@ from typing import Any, Literal, Protocol
 
 Verdict = Literal["supported", "contradicted", "unsupported"]
 
+Stage = Literal["offline", "llm"]
+
 
 JudgementStatus = Literal["ok", "no_claims", "empty_context", "judge_error"]
 
@@ -24,6 +26,10 @@ class Claim:
     critical: bool = False
     flags: tuple[str, ...] = ()
     """What the verifier noticed, e.g. ``evidence_mismatch`` (a quote not in its chunk)."""
+    confidence: float | None = None
+    """How likely the verdict is right, calibrated on labelled data; None: not said."""
+    stage: Stage | None = None
+    """Which judge decided it in a cascade: ``offline`` or ``llm``; None: a single judge."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from ..model.standing import ProofFloor
 from ..store import Sessions
 from ..store.report import load_report
 from .html import render_report
@@ -32,10 +33,13 @@ def write_report(
     judge_name: str,
     path: str | Path,
     now: datetime | None = None,
+    floor: ProofFloor | None = None,
 ) -> Path:
-    """Write the report of ``judge_name``'s evaluations to ``path``; returns the path."""
+    """Write the report of ``judge_name``'s evaluations to ``path``; returns the path.
+
+    Its header says whether the judge's sentinels prove it, against ``floor``."""
     with sessions() as session:
-        data = load_report(session, judge_name, now)
+        data = load_report(session, judge_name, now, floor=floor)
     target = Path(path)
     target.write_text(render_report(data), encoding="utf-8")
     return target

@@ -113,8 +113,17 @@ def _badge(state: str) -> str:
     return f'<span class="badge {escape(state)}">{escape(state)}</span>'
 
 
-def render_header(data: ReportData, title: str) -> str:
-    """The title, the figures and the baseline window (the dashboard's overview shares it)."""
+def render_standing(data: ReportData) -> str:
+    """The judge's standing in one line (nothing when the data does not say)."""
+    standing = data.standing
+    if standing is None:
+        return ""
+    return f'<p class="standing {standing.state}">{escape(standing.line)}.</p>'
+
+
+def render_header(data: ReportData, title: str, standing: bool = True) -> str:
+    """The title, the figures, the baseline window and, with ``standing``, the judge's
+    standing (the dashboard's overview shares it and says the standing in its trust line)."""
     by_state = {s: sum(a.state == s for a in data.alerts) for s in STATES}
     scored = data.series[0].records if data.series else 0  # the overall segment
     stored = sum(data.statuses.values())
@@ -141,8 +150,11 @@ def render_header(data: ReportData, title: str) -> str:
         f'<p class="meta">Generated {_when(data.generated_at)} · judge '
         f"<code>{escape(data.judge)}</code> · records: {statuses or 'none'}</p>"
         '<p class="lede">How faithful the RAG app\'s answers are to the chunks passed to the '
-        "generator, per segment, and the drift alerts raised on them." + window + "</p>"
-        f'<div class="summary">{"".join(cards)}</div></header>'
+        "generator, per segment, and the drift alerts raised on them."
+        + window
+        + "</p>"
+        + (render_standing(data) if standing else "")
+        + f'<div class="summary">{"".join(cards)}</div></header>'
     )
 
 

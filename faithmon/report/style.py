@@ -25,6 +25,8 @@ code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monos
   background: #eef1f5; padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }
 .muted, .meta, .lede { color: var(--muted); }
 .meta { font-size: 12px; margin: 0 0 10px; }
+.standing { font-weight: 600; margin: 0 0 10px; }
+.standing.unproven, .standing.drifting, .standing.blocked { color: #b42318; }
 .lede { margin: 0 0 18px; max-width: 760px; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 10px;
   padding: 16px 18px; margin: 14px 0; box-shadow: 0 1px 2px rgba(16, 24, 40, .04); }

@@ -15,9 +15,11 @@ from sqlalchemy import ColumnElement, case, exists, func, select
 from sqlalchemy.orm import Session
 
 from ..model import JUDGE_RULES, Alert, StoredRecord, segment_key, visible_to
+from ..model.standing import JudgeStanding, ProofFloor
 from . import alerts as store_alerts
 from . import baselines as store_baselines
 from . import records
+from . import sentinels as store_sentinels
 from ._dialect import is_postgresql, scanned, time_bucket, time_floor
 from .evaluations import UNSUPPORTED, counted
 from .tables import EvaluationRow, RecordRow
@@ -86,6 +88,8 @@ class ReportData:
     """segment key → its buckets, for each segment the caller asked to be counted."""
     span: tuple[datetime, datetime] | None = None
     """The first and last start of the traces counted."""
+    standing: JudgeStanding | None = None
+    """Whether the judge's scores may be interpreted (its sentinels against the floor)."""
 
 
 def bucket_width(start: datetime, end: datetime, target: int = 30) -> timedelta:
@@ -196,13 +200,15 @@ def load_report(
     target_buckets: int = 30,
     tenant: str | None = None,
     counted_segments: Sequence[Mapping[str, str]] = (),
+    floor: ProofFloor | None = None,
 ) -> ReportData:
     """Everything the report shows for ``judge``'s evaluations, read in one session; with
     ``tenant``, only that tenant's records and alerts (its overall is ``{tenant: T}``).
 
     Without ``tenant``, traffic split into tenant partitions is charted per tenant: each
     tenant's overall against its own baseline, beside all the traffic (which has none).
-    ``counted_segments`` are counted per bucket too, in ``sparklines``.
+    ``counted_segments`` are counted per bucket too, in ``sparklines``. The judge's
+    standing is read against ``floor`` (default: the settings' defaults).
     """
     alerts = tuple(a for a in store_alerts.list_alerts(session) if visible_to(a, tenant))
     overall: dict[str, str] = {} if tenant is None else {"tenant": tenant}
@@ -280,4 +286,5 @@ def load_report(
             key: bucketize(tally, names, segment, width) for key, segment in wanted.items()
         },
         span=span,
+        standing=store_sentinels.standing(session, judge, floor or ProofFloor()),
     )

@@ -1,4 +1,5 @@
-"""Queries for sentinel sets, their runs, and the trust windows of judge configurations."""
+"""Queries for sentinel sets, their runs, the trust windows of judge configurations and
+their standing (proven, unproven, drifting, blocked, untested)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from sqlalchemy.orm import Session
 
 from ..model import SentinelCase as Case
 from ..model import SentinelResult as RunResult
+from ..model.standing import JudgeStanding, ProofFloor, SetRun, judge_standing
 from ._dialect import insert_for
-from .tables import JudgeTrustRow, SentinelRunRow, SentinelSetRow
+from .tables import JudgeBlockRow, JudgeTrustRow, SentinelRunRow, SentinelSetRow
 
 
 def add_set(session: Session, name: str, version: str, cases: Sequence[Case]) -> bool:
@@ -160,3 +162,42 @@ def reference_run(session: Session, set_id: int, judge: str) -> tuple[str, RunRe
 
 def has_sets(session: Session) -> bool:
     return session.scalars(select(SentinelSetRow.id).limit(1)).first() is not None
+
+
+def standing(session: Session, judge: str, floor: ProofFloor) -> JudgeStanding:
+    """Whether ``judge``'s scores may be interpreted: its latest run on each set against
+    ``floor``, its trust window and its block (see :mod:`faithmon.model.standing`)."""
+    query = (
+        select(SentinelRunRow, SentinelSetRow.name, SentinelSetRow.version)
+        .join(SentinelSetRow, SentinelSetRow.id == SentinelRunRow.set_id)
+        .where(SentinelRunRow.judge == judge)
+        .order_by(SentinelRunRow.id)
+    )
+    latest: dict[str, SetRun] = {}
+    ever_proven = False
+    for row, name, version in session.execute(query):
+        run = SetRun(name, version, row.ran_at, RunResult.from_json(row.results))
+        latest[name] = run  # a newer version of a set replaces the older one's runs
+        ever_proven = ever_proven or floor.shortfall(run.result) is None
+    trust = session.scalars(select(JudgeTrustRow).where(JudgeTrustRow.judge == judge)).first()
+    block = session.scalars(select(JudgeBlockRow).where(JudgeBlockRow.judge == judge)).first()
+    return judge_standing(
+        judge,
+        list(latest.values()),
+        floor,
+        ever_proven=ever_proven,
+        distrust=(
+            (trust.untrusted_since, trust.untrusted_until, trust.reason)
+            if trust is not None
+            else None
+        ),
+        blocked=block.reason if block is not None else None,
+    )
+
+
+def standings(session: Session, floor: ProofFloor, also: Sequence[str] = ()) -> list[JudgeStanding]:
+    """The standing of every configuration with a sentinel run or a block, and of ``also``."""
+    names = set(also)
+    names.update(session.scalars(select(SentinelRunRow.judge).distinct()))
+    names.update(session.scalars(select(JudgeBlockRow.judge).distinct()))
+    return [standing(session, name, floor) for name in sorted(names)]

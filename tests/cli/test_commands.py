@@ -9,7 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from faithmon.cli import main
+from faithmon.judge.offline import NAME
 from faithmon.store import engine as store_engine
+from tests.openai_server import OpenAIServer, supporting
+from tests.servers import serve_in_thread
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
 SEED = [
@@ -46,6 +49,30 @@ def test_score_writes_each_line_back_with_its_verdicts(tmp_path: Path) -> None:
     assert set(first_claim) >= {"text", "verdict", "chunk", "quote"}
     assert first_claim["verdict"] == "supported" and first_claim["chunk"] == 0
     assert first_claim["quote"] in CONTEXT
+
+
+def test_score_with_the_cascade_judge_shows_each_claims_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`faithmon score --judge cascade` scores through both stages; each claim says which
+    decided it, and the line's usage counts the calls made."""
+    server = OpenAIServer(supporting)
+    source = tmp_path / "in.jsonl"
+    answer = CONTEXT + " The parcel left us in early spring."
+    source.write_text(
+        json.dumps({"user_input": "q", "response": answer, "retrieved_contexts": [CONTEXT]}) + "\n"
+    )
+    with serve_in_thread(server.app) as url:
+        monkeypatch.setenv("FAITHMON_JUDGE_BASE_URL", url + "/v1")
+        monkeypatch.setenv("FAITHMON_JUDGE_API_KEY", "test-key")
+        result = CliRunner().invoke(main, ["score", "--judge", "cascade", str(source)])
+    assert result.exit_code == 0, result.output
+    [line] = [json.loads(row) for row in result.stdout.splitlines()]
+    assert line["status"] == "ok" and line["judge"].startswith("cascade(offline/")
+    stages = [claim["stage"] for claim in line["claims"]]
+    assert stages and set(stages) <= {"offline", "llm"}
+    # One call when any claim went to the LLM (the offline judge's confidences decide).
+    assert line["usage"]["calls"] == len(server.requests) == int("llm" in stages)
 
 
 def test_score_reports_bad_lines_and_keeps_the_rest(tmp_path: Path) -> None:
@@ -99,8 +126,18 @@ def test_demo_alerts_on_the_new_model_only(
         (rule, [("model", "northwind-llm-1.1"), ("tenant", tenant)], "firing")
         for rule in ("critical_drift", "faithfulness_drift")
         for tenant in tenants
-    ] + [("judge_drift", [("judge", "offline/v2 threshold=0"), ("sentinel", "starter")], "firing")]
+    ] + [("judge_drift", [("judge", f"{NAME} threshold=0"), ("sentinel", "starter")], "firing")]
     assert found == sorted(expected)
+    # The configured judge proves itself on the starter sentinels, from the figures the
+    # demo measured; the broken one it swaps in is unproven, said in one plain line.
+    status = json.loads(runner.invoke(main, ["judge", "status", "--json"]).stdout)
+    standings = {j["judge"]: j for j in status["judges"]}
+    standing = standings[status["judge"]]
+    assert standing["state"] == "proven" and standing["set"] == "starter"
+    assert f"accuracy {standing['accuracy']:.0%}, judge steady" in result.stdout
+    broken = standings[f"{NAME} threshold=0"]
+    assert broken["state"] == "unproven" and f"      {broken['line']}\n" in result.stdout
+    assert "is unproven: it cannot separate the starter sentinels, accuracy" in result.stdout
     records = json.loads(
         runner.invoke(main, ["traces", "list", "--json", "--limit", "2000"]).stdout
     )

@@ -13,8 +13,8 @@ from faithmon.judge.text import normalise
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
 DATA = Path(__file__).resolve().parents[3] / "shared/data/faithfulness"
-# offline/v2 measured (bench/judge_quality.py): HaluEval QA 0.791, RAGTruth 0.730 overall
-# and 0.789 on its QA part; the floors leave a margin. v1 reached 0.922 on HaluEval by
+# offline/v3 measured (bench/judge_quality.py): HaluEval QA 0.807, RAGTruth 0.730 overall
+# and 0.789 on its QA part (as v2); the floors leave a margin. v1 reached 0.922 on HaluEval by
 # demanding that one chunk sentence cover a claim, which made RAGTruth's paraphrases
 # all unsupported (0.502).
 FLOORS = {("halueval_qa", None): 0.77, ("ragtruth", None): 0.71, ("ragtruth", "qa"): 0.76}
@@ -39,7 +39,7 @@ def test_seed_example(judge: OfflineJudge, answer: str, faithfulness: float) -> 
     judgement = judge.judge("Where is order A17?", [CONTEXT], answer)
 
     assert judgement.status == "ok"
-    assert judgement.judge == judge.name == "offline/v2"
+    assert judgement.judge == judge.name == "offline/v3"
     assert judgement.faithfulness == faithfulness
 
 
@@ -81,6 +81,18 @@ def test_flipped_negation_is_contradicted(judge: OfflineJudge) -> None:
     )
 
     assert [c.verdict for c in judgement.claims] == ["contradicted"]
+
+
+def test_negation_elsewhere_in_the_claim_contradicts_nothing(judge: OfflineJudge) -> None:
+    """A negation bearing on a word the context does not say ("if you do not") is no
+    contradiction of the sentence the claim otherwise repeats."""
+    chunks = ["Membership costs 30 euros a year for students who register online."]
+    answer = (
+        "Membership costs 30 euros a year if you register online as a student, "
+        "and nothing changes if you do not."
+    )
+
+    assert [c.verdict for c in judge.judge("q", chunks, answer).claims] == ["supported"]
 
 
 @pytest.mark.parametrize(

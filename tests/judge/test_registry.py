@@ -19,7 +19,8 @@ def test_every_registered_judge_is_a_valid_setting() -> None:
 
 
 def test_an_unknown_judge_names_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match="unknown judge 'oracle'; known: offline, openai"):
+    known = "known: offline, openai, cascade"
+    with pytest.raises(ConfigError, match=f"unknown judge 'oracle'; {known}"):
         make_judge("oracle", JudgeOptions())
 
 

@@ -12,10 +12,12 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ...model import segment_key, visible_to
+from ...model.standing import ProofFloor
 from ...report.html import render_alerts, render_charts, render_header
 from ...report.sparkline import render_sparkline
-from ...store import Sessions, evaluations, reads_sentinels
+from ...store import Sessions, evaluations
 from ...store import alerts as store_alerts
+from ...store import sentinels as store_sentinels
 from ...store.report import ReportData, load_report
 from ..v1 import ReadOptions
 from ..v1.segments import Segments, segments_view
@@ -32,7 +34,11 @@ def _load(
         if judge is None:
             return None
         data = load_report(
-            session, judge, tenant=tenant, counted_segments=[s.labels for s in view.items]
+            session,
+            judge,
+            tenant=tenant,
+            counted_segments=[s.labels for s in view.items],
+            floor=options.proof_floor,
         )
     return data, view
 
@@ -71,21 +77,22 @@ def _segment_rows(data: ReportData, view: Segments) -> str:
     )
 
 
-def _trust(sessions: Sessions, judge: str) -> str:
+def _trust(sessions: Sessions, judge: str, floor: ProofFloor) -> str:
     """Whether the scores shown can be believed: the judge's sentinel standing."""
     with sessions() as session:
-        lost = [w for w in reads_sentinels.trust_windows(session) if w.judge == judge]
-    current = next((w for w in lost if w.until is None), None)
-    if current is None:
+        standing = store_sentinels.standing(session, judge, floor)
+    runs = '(<a href="/sentinels">runs</a>)'
+    if standing.state == "proven":
+        return f"<p>Judge <code>{escape(judge)}</code>: trusted by its sentinels {runs}.</p>"
+    if standing.state == "drifting" and standing.distrust is not None:
+        since, _, reason = standing.distrust
         return (
-            f"<p>Judge <code>{escape(judge)}</code>: trusted by its sentinels "
-            '(<a href="/sentinels">runs</a>).</p>'
+            f'<p class="error">Judge <code>{escape(judge)}</code> lost its sentinels\' trust '
+            f"{since:%Y-%m-%d %H:%M} UTC ({escape(reason)}): its scores are held "
+            f"back from drift {runs}.</p>"
         )
-    return (
-        f'<p class="error">Judge <code>{escape(judge)}</code> lost its sentinels\' trust '
-        f"{current.since:%Y-%m-%d %H:%M} UTC ({escape(current.reason)}): its scores are held "
-        'back from drift (<a href="/sentinels">runs</a>).</p>'
-    )
+    css = "" if standing.state == "untested" else ' class="error"'
+    return f"<p{css}>{escape(standing.line)} {runs}.</p>"
 
 
 _EMPTY = (
@@ -110,9 +117,9 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
         alerts = (
             f'<p><a href="/alerts">{len(firing)} open alerts</a> · {len(data.alerts)} in all</p>'
         )
-        trust = await run_in_threadpool(_trust, sessions, data.judge)
+        trust = await run_in_threadpool(_trust, sessions, data.judge, options.proof_floor)
         body = (
-            render_header(data, "Overview")
+            render_header(data, "Overview", standing=False)
             + trust
             + alerts
             + _segment_rows(data, view)

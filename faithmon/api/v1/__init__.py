@@ -55,7 +55,7 @@ def router(sessions: Sessions, options: ReadOptions | None = None) -> APIRouter:
     """Every read route under ``/api/v1``, over ``sessions``."""
     options = options or ReadOptions()
     api = APIRouter(prefix=PREFIX, dependencies=[Depends(_bearer)], responses=_REFUSALS)
-    api.include_router(traces.router(sessions))
+    api.include_router(traces.router(sessions, options.proof_floor))
     api.include_router(segments.router(sessions, options))
     api.include_router(alerts.router(sessions))
     api.include_router(documents.router(sessions))

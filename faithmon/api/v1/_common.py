@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from ...drift import DriftConfig
+from ...model.standing import ProofFloor
 
 T = TypeVar("T")
 
@@ -147,3 +148,5 @@ class ReadOptions:
     stale_after: float = 180.0
     """Seconds after which the worker's last drift run is stale when newer scores exist
     (three of its drift intervals); then the detectors run per request."""
+    proof_floor: ProofFloor = field(default_factory=ProofFloor)
+    """FAITHMON_SENTINEL_MIN_ACCURACY and _MAX_ERROR_RATE: what proves a judge."""

@@ -1,17 +1,19 @@
 """``/api/v1/judges``: every judge configuration the store knows, with its usage per day,
-whether it is blocked (401, 403, no quota) or distrusted, and the daily token budget left
+whether it is blocked (401, 403, no quota) or distrusted, its standing (proven, unproven,
+drifting, blocked, untested), and the daily token budget left
 (what ``faithmon judge status`` shows), with the cost of those tokens at the configured
 prices. Every reader sees them."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from ...store import Sessions, reads_judges, reads_sentinels, work
+from ...store import sentinels as store_sentinels
 from ._common import ReadOptions
 
 
@@ -35,6 +37,12 @@ class JudgeOut(BaseModel):
     configured: bool = Field(description="The judge the server is configured with.")
     blocked: BlockOut | None = Field(description="Set until `faithmon judge unblock`.")
     trusted: bool = Field(description="False while sentinels show it drifting.")
+    state: Literal["proven", "unproven", "drifting", "blocked", "untested"] = Field(
+        description="Its standing: proven by its latest sentinel runs (above the floor), "
+        "unproven (below it: its scores are not interpreted, drift alerts held back), "
+        "drifting (proven, then lost its sentinels' trust), blocked, or untested (no run)."
+    )
+    standing: str = Field(description="The standing in one plain line, with its figures.")
     tokens_today: int
     usage: list[UsageDay] = Field(description="Newest day first.")
     total_cost_usd: float | None = Field(
@@ -81,6 +89,10 @@ def judges_view(sessions: Sessions, options: ReadOptions) -> Judges:
         usage = work.usage_by_day(session)
         spent = work.tokens_today(session, now)
         distrusted = {w.judge for w in reads_sentinels.trust_windows(session) if w.until is None}
+        standings = {
+            name: store_sentinels.standing(session, name, options.proof_floor)
+            for name in {*names, *([options.judge] if options.judge else [])}
+        }
     if options.judge is not None and options.judge not in names:
         names.append(options.judge)
     per_judge: dict[str, list[dict[str, Any]]] = {}
@@ -103,6 +115,8 @@ def judges_view(sessions: Sessions, options: ReadOptions) -> Judges:
                     else None
                 ),
                 trusted=name not in distrusted,
+                state=standings[name].state,
+                standing=standings[name].line,
                 tokens_today=sum(
                     d["prompt_tokens"] + d["completion_tokens"]
                     for d in days

@@ -3,6 +3,7 @@ every evaluation of it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -10,8 +11,10 @@ from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field, StringConstraints
 
 from ...model import Chunk, Claim
+from ...model.standing import JudgeStanding, ProofFloor
 from ...store import Sessions
 from ...store import reads_traces as reads
+from ...store import sentinels as store_sentinels
 from ._common import (
     MAX_PAGE,
     NOT_FOUND,
@@ -67,6 +70,12 @@ class ClaimOut(BaseModel):
     quote: str | None = Field(description="The evidence span quoted from that chunk.")
     critical: bool
     flags: list[str]
+    confidence: float | None = Field(
+        default=None, description="How likely the verdict is right; null: the judge did not say."
+    )
+    stage: Literal["offline", "llm"] | None = Field(
+        default=None, description="In a cascade, the judge that decided the claim."
+    )
 
 
 class UsageOut(BaseModel):
@@ -89,6 +98,10 @@ class EvaluationOut(BaseModel):
     usage: UsageOut
     latency_ms: float
     created_at: datetime
+    trusted: bool = Field(
+        description="False when the judge is unproven by its sentinels (below the floor) "
+        "or made it while they showed it drifting: stored, not interpreted.",
+    )
 
 
 class FeedbackOut(BaseModel):
@@ -135,10 +148,12 @@ def _claim(claim: Claim) -> ClaimOut:
         quote=claim.quote,
         critical=claim.critical,
         flags=list(claim.flags),
+        confidence=claim.confidence,
+        stage=claim.stage,
     )
 
 
-def _evaluation(stored: reads.StoredEvaluation) -> EvaluationOut:
+def _evaluation(stored: reads.StoredEvaluation, trusted: bool) -> EvaluationOut:
     j = stored.judgement
     return EvaluationOut(
         judge=j.judge,
@@ -158,11 +173,22 @@ def _evaluation(stored: reads.StoredEvaluation) -> EvaluationOut:
         ),
         latency_ms=j.latency_ms,
         created_at=stored.created_at,
+        trusted=trusted,
     )
 
 
-def trace_out(detail: reads.TraceDetail) -> TraceOut:
+def trace_out(
+    detail: reads.TraceDetail, standings: Mapping[str, JudgeStanding] | None = None
+) -> TraceOut:
+    """The trace; each evaluation ``trusted`` as the standing of its judge says (read at
+    the time of asking, so a judge proven later trusts what it scored before)."""
     record = detail.record
+    standings = standings or {}
+
+    def trusted(e: reads.StoredEvaluation) -> bool:
+        standing = standings.get(e.judgement.judge)
+        return standing is None or standing.trusts(e.created_at)
+
     return TraceOut(
         trace_id=record.trace_id,
         started_at=record.started_at,
@@ -179,7 +205,7 @@ def trace_out(detail: reads.TraceDetail) -> TraceOut:
         repairs=list(record.repairs),
         generation=dict(record.generation),
         feedback=[FeedbackOut(value=f.value, at=f.at) for f in detail.feedback],
-        evaluations=[_evaluation(e) for e in detail.evaluations],
+        evaluations=[_evaluation(e, trusted(e)) for e in detail.evaluations],
     )
 
 
@@ -188,8 +214,9 @@ def _labels(pairs: list[str] | None) -> dict[str, str]:
     return dict(pair.partition(":")[::2] for pair in pairs or ())
 
 
-def router(sessions: Sessions) -> APIRouter:
+def router(sessions: Sessions, floor: ProofFloor | None = None) -> APIRouter:
     api = APIRouter(tags=["traces"])
+    floor = floor or ProofFloor()
 
     @api.get("/traces", response_model=Page[TraceItem])
     def list_traces(
@@ -258,8 +285,10 @@ def router(sessions: Sessions) -> APIRouter:
             raise not_found("such trace")
         with sessions() as session:
             detail = reads.load_trace(session, trace_id, who.tenant)
+            judges = {e.judgement.judge for e in detail.evaluations} if detail else set()
+            standings = {j: store_sentinels.standing(session, j, floor) for j in judges}
         if detail is None:
             raise not_found("such trace")
-        return trace_out(detail)
+        return trace_out(detail, standings)
 
     return api
