@@ -1,15 +1,24 @@
-"""The scrubber bench's corpus: support-bot texts, each with 0-3 PII values at known
-character offsets among values that must survive, all from one seed."""
+"""The scrubber bench's two corpora: support-bot texts generated from one seed, each with
+0-3 PII values at known character offsets among values that must survive, and a
+hand-written fixture (``bench/data/scrub_handwritten.jsonl``) in formats the generator
+does not produce."""
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scrub_values import Value, Values
 
-KINDS = ("EMAIL", "PHONE", "CARD", "IBAN", "SSN", "IP", "SECRET")
+GENERATED_KINDS = ("EMAIL", "PHONE", "CARD", "IBAN", "SSN", "IP", "SECRET")
+"""The PII families the generator plants (and pattern families: a checksum or format)."""
+NAME_KINDS = ("PERSON", "ADDRESS")
+"""Families only the hand-written corpus holds, which no pattern alone can find."""
+KINDS = GENERATED_KINDS + NAME_KINDS
+HANDWRITTEN = Path(__file__).resolve().parent / "data" / "scrub_handwritten.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +103,7 @@ class Generator(Values):
                     add(piece)
 
         add(rng.choice(OPENERS))
-        kinds = rng.choices(KINDS, k=rng.choices([0, 1, 2, 3], weights=[2, 4, 3, 2])[0])
+        kinds = rng.choices(GENERATED_KINDS, k=rng.choices([0, 1, 2, 3], weights=[2, 4, 3, 2])[0])
         sentences = [*kinds, *[""] * rng.randint(1, 3)]  # "": a sentence of distractors only
         rng.shuffle(sentences)
         for n, kind in enumerate(sentences):
@@ -116,6 +125,64 @@ class Generator(Values):
                 seen.add(item.text)
                 items.append(item)
         return items
+
+
+def load_handwritten(path: Path = HANDWRITTEN) -> list[Item]:
+    """The hand-written corpus: one JSON object a line, offsets computed here.
+
+    Each line is ``{"text": ..., "pii": [[value, FAMILY, format], ...],
+    "distractors": [[value, family], ...]}``:
+
+    - ``text``: one support-bot text (chat turn, e-mail, log line, JSON payload ...).
+    - ``pii``: each labelled value as its exact substring of ``text``, its family (one
+      of ``KINDS``) and a free-form format tag (``angle``, ``tel-uri``, ``uk-house-name``,
+      ...); the tag may be left out (it is then ``hand``).
+    - ``distractors``: values that must never be scrubbed, as exact substring and
+      family (``version``, ``isbn``, ``doc_ip``, ``card_last4``, ``place``, ...).
+
+    Offsets: the labels of a line, PII and distractors together, are placed longest
+    first, each at the first occurrence of its substring (left to right) that overlaps
+    no label placed before it. So a value repeated in a text is listed once per
+    occurrence, and a short distractor (``4242``) that also occurs inside a longer
+    labelled value (a card number) lands on its own occurrence. A substring that cannot
+    be placed, or an unknown family, raises ``ValueError`` naming the line.
+    """
+    items = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        entry = json.loads(line)
+        text: str = entry["text"]
+        wanted = [
+            (str(v[0]), str(v[1]), str(v[2]) if len(v) > 2 else "hand", True) for v in entry["pii"]
+        ]
+        wanted += [(str(v[0]), str(v[1]), str(v[0]), False) for v in entry["distractors"]]
+        taken: list[tuple[int, int]] = []
+        item = Item(text)
+        for value, kind, variant, is_pii in sorted(wanted, key=lambda w: -len(w[0])):
+            if is_pii and kind not in KINDS:
+                raise ValueError(f"{path.name}:{number}: unknown PII family {kind!r}")
+            start = _free_occurrence(text, value, taken)
+            if start < 0:
+                raise ValueError(f"{path.name}:{number}: {value!r} is not (again) in the text")
+            taken.append((start, start + len(value)))
+            label = Label(start, start + len(value), kind, variant)
+            (item.pii if is_pii else item.distractors).append(label)
+        item.pii.sort(key=lambda label: label.start)
+        item.distractors.sort(key=lambda label: label.start)
+        items.append(item)
+    return items
+
+
+def _free_occurrence(text: str, value: str, taken: Sequence[tuple[int, int]]) -> int:
+    """The first index of ``value`` in ``text`` that overlaps none of ``taken``, or -1."""
+    start = text.find(value)
+    while start >= 0:
+        end = start + len(value)
+        if not any(s < end and e > start for s, e in taken):
+            return start
+        start = text.find(value, start + 1)
+    return -1
 
 
 OPENERS = (
