@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from faithmon.model import SentinelResult
 from faithmon.model.standing import ProofFloor, SetRun, judge_standing
+from tests.timing import days_ago
 
-T0 = datetime(2025, 3, 1, tzinfo=UTC)
+T0 = days_ago(2)
 GOOD = SentinelResult(60, 30, 30, 1, 2, 0, 0.8)
 POOR = SentinelResult(60, 30, 30, 4, 20, 0, 0.2)  # accuracy 0.60, misses 0.67
 FLOOR = ProofFloor()
