@@ -20,6 +20,8 @@ Two corpora feed both scrubbers:
   documentation addresses, hex codes, SLA figures and "the Washington Street store".
   Both sizes (``--quick`` or not) use all of it.
 
+faithmon runs with its default detectors, names and addresses included.
+
 - Recall of a type: the share of its values whose every character lies inside a
   detected span (of any type), so that no part of the value is left.
 - Precision: 1 - the share of distractors that any detected span touches. The

@@ -117,6 +117,9 @@ class Settings:
     scrub_phone_region: str = _setting(
         "FAITHMON_SCRUB_PHONE_REGION", "US", str.upper,
         "Region used to read phone numbers written without a country code")
+    scrub_names_addresses: bool = _setting(
+        "FAITHMON_SCRUB_NAMES_ADDRESSES", "true", _flag,
+        "Scrub person names and street addresses as well as the pattern families")
     scrub_detectors: tuple[str, ...] = _setting(
         "FAITHMON_SCRUB_DETECTORS", "", _names,
         "Extra detectors, as module:callable (for example a Presidio or spaCy NER plug-in)")

@@ -154,6 +154,7 @@ def make_scrubber(settings: Settings) -> PiiScrubber:
         settings.scrub_phone_region,
         scope=settings.scrub_scope,  # type: ignore[arg-type]
         extra_detectors=load_detectors(settings.scrub_detectors),
+        names_and_addresses=settings.scrub_names_addresses,
     )
 
 

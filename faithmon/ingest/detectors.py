@@ -11,13 +11,15 @@ a number ("order 4155550100" is an order id, "firmware 2.4.18.1" a version).
 
 The families live in their own modules: ``detectors_contact`` (e-mail, phone),
 ``detectors_accounts`` (card, IBAN, SSN), ``detectors_network`` (IP) and
-``detectors_secrets`` (keys, tokens, passwords); this module assembles them. Street
-addresses (``addresses``) and person names (``names``) are plug-ins for now, named in
-``FAITHMON_SCRUB_DETECTORS``: they cost about five times the pattern detectors.
+``detectors_secrets`` (keys, tokens, passwords); this module assembles them, with street
+addresses (``addresses``) and person names (``names``) after them. Those two are on by
+default (``FAITHMON_SCRUB_NAMES_ADDRESSES``) and can also be named as plug-ins in
+``FAITHMON_SCRUB_DETECTORS``; their gates keep both together below the patterns' cost.
 """
 
 from __future__ import annotations
 
+from . import addresses, names
 from .detectors_accounts import cards, ibans, ssns
 from .detectors_common import Detector, Found
 from .detectors_contact import emails, phone_detector
@@ -25,9 +27,14 @@ from .detectors_network import ips
 from .detectors_secrets import secrets
 
 
-def builtin(phone_region: str) -> list[Detector]:
-    """The pattern detectors, most specific first (a card is not also a phone number)."""
-    return [secrets, emails, ibans, cards, ssns, ips, phone_detector(phone_region)]
+def builtin(phone_region: str, names_and_addresses: bool = True) -> list[Detector]:
+    """The pattern detectors, most specific first (a card is not also a phone number),
+    then addresses and names (a house name is not a person)."""
+    patterns: list[Detector] = [secrets, emails, ibans, cards, ssns, ips]
+    patterns.append(phone_detector(phone_region))
+    if names_and_addresses:
+        patterns += [addresses.detect, names.detect]
+    return patterns
 
 
 __all__ = [

@@ -59,12 +59,17 @@ def _spelled_emails(text: str) -> list[Found]:
     return found
 
 
+# "scheme://user:password@host": the password and host are not an e-mail address.
+_URL_CREDENTIAL = re.compile(r"://[^\s/@:]*:$")
+
+
 def emails(text: str) -> list[Found]:
     found = []
     if "@" in text:
         found = [
             Found(m.start(), m.end(), "EMAIL", _email_value(m.group(0)))
             for m in _EMAIL.finditer(text)
+            if not _URL_CREDENTIAL.search(text, max(0, m.start() - 64), m.start())
         ]
     low = text.lower()
     if "dot" in low or "at]" in low or "at)" in low:
@@ -109,6 +114,7 @@ def _international(raw: str, region: str) -> str | None:
     return None
 
 
+_DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{4}$")
 
 
@@ -122,14 +128,57 @@ def _national_lengths(region: str) -> frozenset[int]:
     return frozenset(lengths | {n + len(prefix) for n in lengths})
 
 
-def phone_detector(region: str) -> Detector:
+# National numbers of other countries than ``region``: Europe's largest, in this order
+# where a number is valid in several ("020 7946 0958" is London's and Amsterdam's).
+FALLBACK_REGIONS = ("GB", "FR", "DE", "IT", "ES", "NL", "BE", "AT", "CH", "IE", "PT")
+# Words that say a phone number follows, in the fallback regions' languages.
+_PHONE_CUE = re.compile(
+    r"(?i)\b(?:call|phone|tel|mobile?s?|mob|cell|ring|dial|fax|whatsapp|sms|text|reach|"
+    r"hotline|line|number|contact|ll[aá]m|tel[eé]fono|m[oó]vil|appel|t[ée]l[ée]phone|"
+    r"portable|t[ée]l|anruf|telefon|handy|mobil|chiama|cellulare|bel|telefoon|mobiel|"
+    r"nummer|num[ée]ro|n[uú]mero)"
+)
+_GROUPS = re.compile(r"\d+")
+_SSN_SHAPE = re.compile(r"\d{3}-\d{2}-\d{4}$")
+
+
+def _trunk_shaped(raw: str) -> bool:
+    """Written as European national numbers are: a trunk "0", then groups of two or more
+    digits apart ("01 42 68 53 00", "030 12345678", "020-123 4567", "06.12.34.56.78");
+    never one digit alone, as in an ISBN ("0-306-40615-2")."""
+    if not raw.startswith("0") or raw.startswith("00") or raw.isdigit() or _SSN_SHAPE.match(raw):
+        return False
+    return all(len(group) >= 2 for group in _GROUPS.findall(raw))
+
+
+def _foreign(raw: str, home: str) -> str | None:
+    """The E.164 form of a national number valid in a fallback region, else None."""
+    for region in FALLBACK_REGIONS:
+        if region != home:
+            e164 = _phone_e164(raw, region)
+            if e164 is not None:
+                return e164
+    return None
+
+
+class PhoneDetector:
     """Phone numbers valid for ``phonenumbers``: international anywhere, national in ``region``.
 
-    A number keeps its extension ("x204", "ext. 12"), keyed with it.
+    A national number of a ``FALLBACK_REGIONS`` country counts too when it is written
+    as one (``_trunk_shaped``) or a word such as "call", "tel" or "mobile" comes up to
+    40 characters before it. A number keeps its extension ("x204", "ext. 12"), keyed
+    with it.
     """
-    national = _national_lengths(region)
 
-    def phones(text: str) -> list[Found]:
+    # A class, not a closure: the scrubber holding it is pickled to ingest's workers.
+    def __init__(self, region: str) -> None:
+        self.region = region
+        self.national = _national_lengths(region)
+        self.foreign = frozenset().union(*(_national_lengths(r) for r in FALLBACK_REGIONS))
+        self.lengths = self.national | self.foreign
+
+    def __call__(self, text: str) -> list[Found]:
+        region, national, foreign, lengths = self.region, self.national, self.foreign, self.lengths
         found = []
         for candidate in _PHONE_CANDIDATE.finditer(text):
             start, end = candidate.start(), candidate.end()
@@ -148,17 +197,17 @@ def phone_detector(region: str) -> Detector:
             if after[0] == "." and after[1].isalnum():
                 continue  # a longer dotted number or a pattern ("203.0.113.x")
             raw = text[start:end]
-            digits = sum(c.isdigit() for c in raw)
+            digits = sum(map(str.isdigit, raw))
             head = raw.lstrip("(")
             international = head.startswith(("+", "00", "011"))
             # Cheap refusals before the costly parse: too short, the wrong length for
             # a national number, a date, or an identifier ("order 4155550132").
-            if digits < 7 or (not international and digits not in national):
+            if digits < 7 or (not international and digits not in lengths):
                 continue
             if after[0] == ":" and after[1].isdigit():
                 continue  # a time ("2026-02-01 13:45")
-            if _DATE.match(raw) or _DATE_TIME.match(raw):
-                continue
+            if _DATE.match(raw) or _DATE_TIME.match(raw) or _DOTTED_QUAD.fullmatch(head):
+                continue  # a date, or an IPv4 address the IP detector left (documentation)
             if preceded_by_identifier_word(text, start) and not _PHONE_WORD_BEFORE.search(
                 text[max(0, start - 32) : start]
             ):
@@ -166,6 +215,16 @@ def phone_detector(region: str) -> Detector:
             e164 = _international(head, region) if international else None
             if e164 is None and head[:1] != "+" and digits in national:
                 e164 = _phone_e164(raw, region)
+            if (
+                e164 is None
+                and not international
+                and digits in foreign
+                and (
+                    _trunk_shaped(head)
+                    or _PHONE_CUE.search(text, max(0, start - 40), start) is not None
+                )
+            ):
+                e164 = _foreign(raw, region)
             if e164 is None:
                 continue
             if extension:
@@ -174,4 +233,6 @@ def phone_detector(region: str) -> Detector:
                 found.append(Found(start, start + len(raw), "PHONE", e164))
         return found
 
-    return phones
+
+def phone_detector(region: str) -> Detector:
+    return PhoneDetector(region)

@@ -22,100 +22,35 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .detectors_common import Found
+from .detectors_common import Found, alternation, lowered
+from .names_words import COMMON as _COMMON
+from .names_words import FIRST as _FIRST
+from .names_words import ORG_AFTER as _ORG_AFTER
+from .names_words import PARTICLES as _PARTICLES
+from .names_words import PLACE_WORDS as _PLACE_WORDS
+from .names_words import STOP as _STOP
+from .names_words import SURNAMES as _SURNAMES
+from .names_words import WORDLIKE_SURNAMES as _WORDLIKE_SURNAMES
 
 KIND = "PERSON"
-
-_FIRST = """
-aaron abdul abigail adam adrian ahmed aisha alan albert alberto alejandro aleksandra alex
-alexander alexandra alexis alfie ali alice alicia alison amanda amelia amir amit amy ana anders
-andrea andreas andrew andrés andy angela angelo anita ann anna anne annemarie anne-marie annette
-anthony antoine anton antonio anya arjun arnaud arthur asha ashley astrid aurélie ava barbara
-beatriz ben benjamin bernard beth bianca bjorn björn blake bogdan brandon brenda brian bruno
-bryan camila camille carl carla carlos carmen carol caroline carolyn catherine cecilia céline
-charles charlie charlotte chen cheryl chloe chris christian christina christine christopher
-claire clara claudia colin connor cristina daan dan daniel daniela danielle david debbie deborah
-deepak denise dennis derek diana diego dimitri dmitri dominic donald donna doris dorothy douglas
-edward eleanor elena eli elif elijah elisa elisabeth elizabeth ella ellen emily emma emre
-enrique eric erik erin ethan eva evelyn fabian fatima federica felipe felix fernando finn fiona
-florian francesca francesco francisco françois frédéric gabriel gabriela gareth gary george
-georg gérard gianluca giorgio giovanni giulia giuseppe gloria gonzalo gordon graham greg gregory
-guillaume gustavo hana hannah hans harold harry heather hector héctor heidi helen helena henrik
-henry hiroshi hugo ian ibrahim ines inés ingrid irene isaac isabel isabella isabelle ivan jacob
-jacqueline jake james jane janet janice jasmine jason javier jean jeffrey jennifer jenny jeremy
-jessica joan joanna joaquín joe joel johan johann johannes john jonas jonathan jordi jorge josé
-joseph josh joshua juan judith julian julie julien julio justin kai karen karin karl kate
-katherine kathleen kathryn katie kayla keith kelly kenji kenneth kevin kim klaus kyle lara
-larissa laura lauren laurent leah lena leo leon leonardo liam linda lisa lorenzo louis louise
-lucas lucía lucia luis luisa luka lukas luke maciej magdalena manuel marc marcel marco marcus
-margaret maria marie marina mario marion marisol marta martha martin mary matteo matthew
-matthias maurice max maxime megan mehmet melissa mia michael michaela michel michelle miguel
-mikael mike miriam mohammed mohamed monica nadia nancy naomi natalia natasha nathan nicholas
-nicola nicolas nicole niels nikhil nikolai nina noah noémie nora oliver olivia omar oscar pablo
-paolo patricia patrick paul paula pedro peter philip philippe pierre pieter pooja priya rachel
-rafael rahul raj rajesh ramón raquel raul raúl rebecca ricardo richard rob robert roberto robin
-roger ronald rosa ruth ryan sabine sam samantha samuel sandra sanjay sara sarah sean sebastian
-sergio sharon simon sofia sofía sophie stefan stefano stephanie stephen steve steven susan sven
-svetlana tanya teresa thomas tim timothy tobias tom tomás tomasz tony ursula valentina valeria
-vanessa vera victor vikram vincent virginie jürgen katharina kristýna olamide tereza jana petra
-lucie zuzana jiří tomáš dagmar uwe dieter günter wolfgang sabrina wei wendy william xavier
-yasmin yuki yusuf zoe zoé zainab zhang lars lotte sanne thijs jeroen wouter bram femke anouk
-esther ruben kofi amara chidi ngozi oluwaseun aditi ananya kavya rohan vivek
-"""
-
-# First names that are also everyday words or places: need a surname or a greeting.
-_COMMON = """
-will may grace rose mark bill hope joy faith june april august summer amber sunny art dawn jack
-pat sue guy frank rich ray gene lily iris violet ruby jade pearl holly ivy chase hunter drew
-lane dean herb rod don sky river sage paige page victoria jordan georgia virginia austin dallas
-florence paris chelsea sydney madison lincoln jackson brooklyn carter miles wade penny sandy
-rusty bob nick bella angel star autumn crystal jan max milan julia hugo oscar destiny harmony
-heaven honey ginger cliff glen glenn heath jay ken lee les norm
-"""
-
-_SURNAMES = """
-smith johnson williams brown jones garcia miller davis rodriguez martinez hernandez lopez
-gonzalez wilson anderson thomas taylor moore martin jackson thompson white harris clark lewis
-robinson walker young allen king wright scott green baker adams nelson hill campbell mitchell
-roberts carter phillips evans turner torres parker collins edwards stewart morris murphy cook
-rogers morgan cooper peterson reed bailey bell kelly howard ward cox richardson wood watson
-brooks bennett gray james hughes price sanders patel shah kumar singh sharma gupta nair reddy
-khan ali chen wang li zhang liu yang huang wu zhou kim lee park nguyen tran müller mueller
-schmidt schneider fischer weber meyer wagner becker schulz hoffmann koch richter klein wolf
-neumann schwarz rossi russo ferrari esposito bianchi romano colombo ricci marino bruno dubois
-durand leroy moreau simon laurent lefebvre michel bernard petit fernandez sanchez perez gomez
-diaz alvarez álvarez romero ruiz navarro jimenez jiménez moreno muñoz silva santos oliveira
-costa pereira de jong jansen bakker visser smit meijer bos mulder dijkstra kowalski nowak
-wiśniewski o'neill o'brien kennedy doyle roe doe hardy nakamura tanaka suzuki sato ivanov petrov
-novak horvat yilmaz kaya demir andersson johansson larsson nielsen hansen jensen olsen
-"""
-
-# Surnames that are also everyday words: never enough after a lower-case first name.
-_WORDLIKE_SURNAMES = frozenset(
-    """
-cook wood green white young king hill brown park bell price ward gray reed baker turner hardy
-cooper walker wright scott martin james thomas simon bernard michel bruno costa silva santos lee
-kim li wolf klein koch bos smit petit moore rogers morgan bailey cox brooks parker carter hughes
-bennett howard sanders allen evans
-""".split()
-)
 
 _TITLE = r"(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Sir|Dame|Herr|Frau|Mme|Mlle|Sr|Sra|Dott|Sig|Ing|Mevr|Rev)"
 _WORD = r"[^\W\d_](?:[^\W\d_]|['’\-](?=[^\W\d_]))*\.?"
 _TOKEN = re.compile(_WORD)
-_TITLE_RE = re.compile(
-    rf"\b{_TITLE}\.?\s+(?:(?:med|phil|jur|rer\.\s?nat|h\.\s?c)\.\s+)?(?=[^\W\d_])"
-)
-# "Kowalski, Anna": a known surname, a comma, a known first name.
-_INVERTED = re.compile(r"\b([^\W\d_][\w'’-]{1,30}),[ \t]+([^\W\d_][\w'’-]{1,30})\b")
-_GREETING = re.compile(
-    r"(?i)\b(?:hi|hello|hey|dear|thanks|thank\s+you|thx|cheers|greetings|good\s+(?:morning|"
+# Triggers start without "\b" (which stops ``re`` skipping ahead to their first letters):
+# ``_starts_word`` checks the boundary instead.
+_TITLE_RE = re.compile(rf"{_TITLE}\.?\s+(?:(?:med|phil|jur|rer\.\s?nat|h\.\s?c)\.\s+)?(?=[^\W\d_])")
+# The surname before "Kowalski, Anna" (the first name found by ``_comma_first_re``).
+_BEFORE_COMMA = re.compile(r"[^\W\d_][\w'’-]{1,30}$")
+# Greetings and intros run on the lowered text (``lowered``), so they need no (?i).
+_GREETING = (
+    r"(?:hi|hello|hey|dear|thanks|thank\s+you|thx|cheers|greetings|good\s+(?:morning|"
     r"afternoon|evening)|bonjour|hallo|hola|ciao|salut|my\s+name\s+is|name\s+is|signed|"
     r"attn|c/o)[ \t]*[,:!]?[ \t]+(?:it's[ \t]+|its[ \t]+|this[ \t]+is[ \t]+|me,?[ \t]+)?"
 )
 _CLAUSE_END = re.compile(r"[ \t]*(?:[,.!?;)\n\r\"']|$)")
 # Weaker cues: only a known first name after them.
-_INTRO = re.compile(r"(?i)\b(?:this\s+is|i\s+am|i'm|im|it's|its|ask\s+for|speak\s+to)\s+")
+_INTRO = r"(?:this\s+is|i\s+am|i'm|im|it's|its|ask\s+for|speak\s+to)\s+"
 _SIGNOFF = re.compile(
     r"(?im)^[ \t]*(?:(?:kind|best|warm|many)\s+(?:regards|wishes|thanks)|regards|best|cheers|"
     r"thanks|thank\s+you|sincerely|yours(?:\s+(?:truly|sincerely))?|br|cordialement|"
@@ -126,6 +61,8 @@ _KEYED = re.compile(
     rf"""(?i)["']?\b([\w.-]{{0,24}}(?:{"|".join(_KEY_CUES)})[\w.-]{{0,12}})["']?"""
     r"""\s*[:=]\s*(?:"([^"\\\n]{1,80})"|'([^'\\\n]{1,80})'|([^\W\d_][^,;\n"'}\]&|<>]{0,60}))"""
 )
+# The cheap test in front of ``_KEYED``: a key cue, then ":" or "=" (on lowered text).
+_KEY_GATE = re.compile(rf"""{alternation(_KEY_CUES)}[\w.-]{{0,12}}["']?\s*[:=]""")
 _NOT_PERSON_KEY = re.compile(
     r"(?i)product|file|compan|org|store|branch|host|service|model|tool|event|span|app|plan|street|"
     r"city|field|table|queue|key|tag|type|kind|status|route|tenant|region|country|item|sku|brand|"
@@ -133,36 +70,10 @@ _NOT_PERSON_KEY = re.compile(
     r"device|browser|version|id$|_id|user_agent|useragent|auth|token|secret|passw|cookie|session"
 )
 _LIST_JOIN = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|und|et|y|e|en)\s+)")
-# Words after a capitalised first name that make the phrase a place, business or thing.
-_PLACE_WORDS = frozenset(
-    """
-street st st. road rd rd. avenue ave ave. boulevard blvd lane ln drive dr dr. court ct way place
-pl square sq park plaza mall station airport bridge hall house tower centre center hospital
-clinic university college school academy institute museum library church cathedral store shop
-market bank branch hotel inn cafe café restaurant bar pub bakery pharmacy gallery theatre
-theater stadium arena inc inc. ltd ltd. llc gmbh corp co co. company group foundation trust fund
-airlines air airways motors labs studio studios pro max plus mini ultra edition premium cloud
-app apps os series model kit county city town valley beach island river lake mountain hills
-heights estates cottage farm lodge manor barn villa mill grange rectory vicarage mansions
-buildings
-""".split()
-)
-_STOP = frozenset(
-    """
-i a an the and or but if of to in on at for from with by as is are was were be been am my team all
-everyone there again so very much lot you your yours we our us they them he she it this that
-these those customer customers sir madam support guys folks friend friends world advance sorry
-please ok okay yes no hello hi hey thanks thank dear regards best cheers morning afternoon
-evening just also here today tomorrow soon monday tuesday wednesday thursday friday saturday
-sunday january february march april may june july august september october november december
-order invoice ticket account refund payment card phone email address number help admin user
-agent bot assistant service manager sales billing customer's not will can could would should
-shall might must have has had do does did got get
-""".split()
-)
-_ORG_AFTER = frozenset("support team sales service care desk billing helpdesk crew staff".split())
-_PARTICLES = frozenset(
-    "van von der den de da di del della des du la le dos das bin ben al el ter ten mac".split()
+# A capitalised word just before a first name that makes it a place.
+_PLACE_BEFORE = re.compile(
+    r"(?:\b(?:Santa|San|Saint|Sainte|St\.?|Ste\.?|Fort|Ft\.?|Port|Mount|Mt\.?|Lake|Los|Las|"
+    r"New|Cape|Glen)|\bLa)[ \t]+$"
 )
 
 
@@ -237,15 +148,52 @@ def _surnames(text: str, pos: int, lower_ok: bool, limit: int = 3) -> tuple[int,
     return end, found
 
 
-def _after_first_name(text: str) -> list[tuple[int, int]]:
+def _starts_word(text: str, start: int) -> bool:
+    return not start or not (text[start - 1].isalnum() or text[start - 1] in "_'’")
+
+
+@lru_cache(maxsize=1)
+def _first_name_re() -> re.Pattern[str]:
+    """Known first names (and their hyphenated first parts), as a trie, on lowered text.
+
+    The separator before the name is part of the match (the text gets a space in front):
+    starting with a small character class lets ``re`` skip to the next separator instead
+    of entering the trie at every letter. Other characters before a name (``@ . : -``)
+    make it part of an identifier anyway (``_touches_identifier``).
+    """
+    return re.compile(f"[ \\n\\t\"'(\\[{{,;>*]({alternation(sorted(_lists()[0]))})(?![^\\W\\d_])")
+
+
+@lru_cache(maxsize=1)
+def _cue_re() -> re.Pattern[str]:
+    """A greeting, or an intro ("this is", "i'm") before a known first name, on the
+    lowered text with a space in front; the character before the cue is in the match."""
+    first = alternation(sorted(_lists()[0]))
+    return re.compile(
+        f"[ \\n\\t\"'(>*](?:(?P<greeting>{_GREETING})|{_INTRO}(?=(?:{first})(?![^\\W\\d_])))"
+    )
+
+
+@lru_cache(maxsize=1)
+def _comma_first_re() -> re.Pattern[str]:
+    """A comma and a known first name, as in "Kowalski, Anna", on lowered text."""
+    return re.compile(f",[ \\t]+((?:{alternation(sorted(_lists()[0]))}))(?![^\\W\\d_])")
+
+
+def _after_first_name(text: str, low: str) -> list[tuple[int, int]]:
     common = _lists()[1]
     spans = []
-    for match in _TOKEN.finditer(text):
+    for hit in _first_name_re().finditer(" " + low):
+        match = _TOKEN.match(text, hit.start(1) - 1)
+        if match is None:
+            continue
         word = match.group().rstrip(".")
         folded = _fold(word)
         if not _known_first(folded) or _touches_identifier(text, match.start(), match.end()):
             continue
         start, word_end = match.start(), match.start() + len(word)
+        if _PLACE_BEFORE.search(text, max(0, start - 8), start):
+            continue  # "Santa Barbara", "San Jose", "St. Helena", "Port Elizabeth"
         rest = _surnames(text, word_end, lower_ok=True)
         if rest is None:
             continue
@@ -289,7 +237,7 @@ def _name_at(
 def _titled(text: str) -> list[tuple[int, int]]:
     spans = []
     for match in _TITLE_RE.finditer(text):
-        if not text[match.end()].isupper():
+        if not _starts_word(text, match.start()) or not text[match.end()].isupper():
             continue
         rest = _surnames(text, match.end() - 1, lower_ok=False)
         if rest and rest[1]:
@@ -297,20 +245,22 @@ def _titled(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _greeted(text: str) -> list[tuple[int, int]]:
+def _greeted(text: str, low: str) -> list[tuple[int, int]]:
     spans = []
-    for pattern in (_GREETING, _SIGNOFF, _INTRO):
-        for match in pattern.finditer(text):
-            span = _name_at(text, match.end(), known_only=pattern is _INTRO)
-            if span:
-                spans.append(span)
+    for match in _cue_re().finditer(" " + low):
+        span = _name_at(text, match.end() - 1, known_only=match.group("greeting") is None)
+        if span:
+            spans.append(span)
+    for match in _SIGNOFF.finditer(text) if "\n" in text else ():
+        span = _name_at(text, match.end())
+        if span:
+            spans.append(span)
     return spans
 
 
-def _keyed(text: str) -> list[tuple[int, int]]:
+def _keyed(text: str, low: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    folded = text.casefold()
-    if not any(key in folded for key in _KEY_CUES):
+    if not _KEY_GATE.search(low):
         return spans
     for match in _KEYED.finditer(text):
         if _NOT_PERSON_KEY.search(match.group(1)):
@@ -336,12 +286,17 @@ def _keyed(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _inverted(text: str) -> list[tuple[int, int]]:
+def _inverted(text: str, low: str) -> list[tuple[int, int]]:
     spans = []
-    for match in _INVERTED.finditer(text):
-        last, first = _fold(match.group(1)), _fold(match.group(2))
-        if last in _lists()[2] and _known_first(first) and match.group(1)[0].isupper():
-            spans.append((match.start(), match.end()))
+    for match in _comma_first_re().finditer(low):
+        surname = _BEFORE_COMMA.search(text, max(0, match.start() - 31), match.start())
+        first = _TOKEN.match(text, match.start(1))
+        if surname is None or first is None or not _starts_word(text, surname.start()):
+            continue
+        if not surname.group()[0].isupper():
+            continue
+        if _fold(surname.group()) in _lists()[2] and _known_first(_fold(first.group())):
+            spans.append((surname.start(), first.end() - first.group().endswith(".")))
     return spans
 
 
@@ -372,12 +327,48 @@ def _value(text: str) -> str:
     return " ".join(words) or text.casefold()
 
 
+_TITLE_WORD = re.compile(rf"(?i){_TITLE}\.?|med|phil|jur|rer|nat|h|c")
+
+
+def words(span: str) -> list[tuple[int, int, str]]:
+    """The words of a name that identify someone, with their offsets in ``span`` and
+    their folded form: not a title ("Dr."), not a particle ("van der")."""
+    found = []
+    for match in _TOKEN.finditer(span):
+        word = match.group()
+        folded = _fold(word)
+        if _TITLE_WORD.fullmatch(word) or folded in _PARTICLES:
+            continue
+        end = match.end() - (1 if word.endswith(".") else 0)
+        if folded.endswith("'s") and len(folded) > 3:  # "Farage's": the name is "Farage"
+            end, folded = end - 2, folded[:-2]
+        found.append((match.start(), end, folded))
+    return found
+
+
+def standalone(word: str) -> bool:
+    """Whether a name word, seen alone elsewhere in the record ("Smith" after "John
+    Smith"), still names that person: capitalised, not an everyday word or a place."""
+    folded = _fold(word)
+    return (
+        len(folded) > 2
+        and _capitalised(word)
+        and folded not in _lists()[1]
+        and folded not in _STOP
+        and folded not in _PLACE_WORDS
+        and folded not in _PARTICLES
+        and not _TITLE_WORD.fullmatch(word)
+    )
+
+
 def detect(text: str) -> list[Found]:
     """PERSON spans in ``text``, non-overlapping, each keyed on its case-folded name."""
     if not text:
         return []
-    spans = _titled(text) + _greeted(text) + _after_first_name(text) + _keyed(text)
-    spans += _inverted(text)
+    low = lowered(text)
+    spans = _titled(text) + _greeted(text, low) + _after_first_name(text, low)
+    spans += _keyed(text, low)
+    spans += _inverted(text, low)
     spans += _listed(text, spans)
     spans.sort(key=lambda s: (s[0], -s[1]))
     found: list[Found] = []
@@ -396,4 +387,4 @@ def detect(text: str) -> list[Found]:
     return found
 
 
-__all__ = ["KIND", "detect"]
+__all__ = ["KIND", "detect", "standalone", "words"]

@@ -17,22 +17,29 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
 from ..model import Chunk, RagRecord
+from . import addresses, names
 from .detectors import Detector, Found, builtin
+from .detectors_common import bounded
 
 Scope = Literal["record", "tenant", "global"]
+Known = frozenset[tuple[str, str]]
+"""(kind, text) of name and address parts found in a record (``PiiScrubber.mentions``)."""
 SCOPES: tuple[Scope, ...] = ("record", "tenant", "global")
 CACHE_ENTRIES = 4096
 CACHE_MAX_TEXT = 8192
 
 
 class PiiScrubber:
-    """Scrub every text of a record with the pattern detectors (plus any extra ones).
+    """Scrub every text of a record with the built-in detectors (plus any extra ones).
+
+    ``names_and_addresses=False`` leaves out the PERSON and ADDRESS detectors.
 
     Not thread-safe (its cache): the pipeline calls it under its own lock.
     """
@@ -43,6 +50,7 @@ class PiiScrubber:
         phone_region: str = "US",
         scope: Scope = "record",
         extra_detectors: Sequence[Detector] = (),
+        names_and_addresses: bool = True,
     ) -> None:
         if len(key) < 16:
             raise ValueError("the scrub key must be at least 16 bytes")
@@ -50,7 +58,10 @@ class PiiScrubber:
             raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
         self._key = key
         self._scope = scope
-        self._detectors = [*builtin(phone_region), *extra_detectors]
+        builtins = builtin(phone_region, names_and_addresses)
+        # A plug-in named twice (FAITHMON_SCRUB_DETECTORS=faithmon.ingest.names:detect,
+        # as before they were built in) runs once.
+        self._detectors = [*builtins, *(d for d in extra_detectors if d not in builtins)]
         # Labels and knowledge-base chunks repeat from record to record, and
         # detection (phone matching above all) is the costliest step of ingest.
         self._cache: OrderedDict[str, tuple[Found, ...]] = OrderedDict()
@@ -61,7 +72,11 @@ class PiiScrubber:
         return f"<{kind}_{digest[:8]}>"
 
     def detect(self, text: str) -> tuple[Found, ...]:
-        """Non-overlapping findings, in order; the first detector wins a tie."""
+        """Non-overlapping findings, in order; the first detector wins a tie.
+
+        Findings that overlap merge into one over their union, of the earlier one's kind
+        and keyed on the union's text, so no fragment of either is left raw.
+        """
         cached = self._cache.get(text)
         if cached is not None:
             self._cache.move_to_end(text)
@@ -69,50 +84,96 @@ class PiiScrubber:
         candidates = [
             (found, rank) for rank, detect in enumerate(self._detectors) for found in detect(text)
         ]
-        candidates.sort(key=lambda item: (item[0].start, item[1], -item[0].end))
-        kept: list[Found] = []
-        cursor = 0
-        for found, _ in candidates:
-            if found.start >= cursor and found.end > found.start:
-                kept.append(found)
-                cursor = found.end
-        result = tuple(kept)
+        result = _merged(text, candidates)
         if len(text) <= CACHE_MAX_TEXT:
             self._cache[text] = result
             if len(self._cache) > CACHE_ENTRIES:
                 self._cache.popitem(last=False)
         return result
 
-    def scrub_text(self, text: str, scope_id: str = "") -> str:
-        """The text with every detected value replaced by its pseudonym."""
+    def mentions(self, texts: Iterable[str]) -> frozenset[tuple[str, str]]:
+        """(kind, words) of the parts of every PERSON and ADDRESS found in ``texts`` that
+        still name someone or somewhere on their own: "Smith" of "John Smith", "Goleta"
+        of "420 S Fairview Ave, Goleta, CA"."""
+        found: set[tuple[str, str]] = set()
+        for text in texts:
+            for finding in self.detect(text):
+                span = text[finding.start : finding.end]
+                if finding.kind == names.KIND:
+                    found.update(
+                        (names.KIND, span[s:e])
+                        for s, e, _ in names.words(span)
+                        if names.standalone(span[s:e])
+                    )
+                elif finding.kind == addresses.KIND:
+                    found.update(
+                        (addresses.KIND, span[s:e])
+                        for s, e, _ in addresses.components(span)[1:]
+                        if addresses.standalone(span[s:e])
+                    )
+        return frozenset(found)
+
+    def scrub_text(self, text: str, scope_id: str = "", known: Known = frozenset()) -> str:
+        """The text with every detected value replaced by its pseudonym.
+
+        ``known``: parts of names and addresses found elsewhere in the record
+        (``mentions``); each also goes where it stands alone ("Smith" after "John
+        Smith"). A name becomes a token per word ("Dr. <PERSON_a> <PERSON_b>") and an
+        address one per part between commas, so such a part keeps its token alone.
+        """
         if not text:
             return text
         findings = self.detect(text)
+        if known:
+            findings = _with_mentions(text, findings, known)
         if not findings:
             return text
         out: list[str] = []
         cursor = 0
         for found in findings:
             out.append(text[cursor : found.start])
-            out.append(self.pseudonym(found.kind, found.value, scope_id))
+            if found.kind == names.KIND:
+                parts = names.words(text[found.start : found.end])
+                out.append(self._parts(text, found, parts, scope_id))
+            elif found.kind == addresses.KIND:
+                parts = addresses.components(text[found.start : found.end])
+                out.append(self._parts(text, found, parts, scope_id))
+            else:
+                out.append(self.pseudonym(found.kind, found.value, scope_id))
             cursor = found.end
         out.append(text[cursor:])
         return "".join(out)
 
-    def _mapping_key(self, key: Any, scope_id: str) -> Any:
-        return self.scrub_text(key, scope_id) if isinstance(key, str) else key
+    def _parts(
+        self, text: str, found: Found, parts: list[tuple[int, int, str]], scope_id: str
+    ) -> str:
+        """A name or address with a pseudonym per part (what lies between them kept)."""
+        span = text[found.start : found.end]
+        if not parts:
+            return self.pseudonym(found.kind, found.value, scope_id)
+        out: list[str] = []
+        cursor = 0
+        for start, end, value in parts:
+            out += [span[cursor:start], self.pseudonym(found.kind, value, scope_id)]
+            cursor = end
+        out.append(span[cursor:])
+        return "".join(out)
 
-    def _value(self, value: Any, scope_id: str) -> Any:
+    def _mapping_key(self, key: Any, scope_id: str, known: Known = frozenset()) -> Any:
+        return self.scrub_text(key, scope_id, known) if isinstance(key, str) else key
+
+    def _value(self, value: Any, scope_id: str, known: Known = frozenset()) -> Any:
         if isinstance(value, str):
-            return self.scrub_text(value, scope_id)
+            return self.scrub_text(value, scope_id, known)
         if isinstance(value, Mapping):
             # Two keys collide only if they hold the same PII (say, in two letter
             # cases); the later value then wins, which loses data but leaks none.
             return {
-                self._mapping_key(k, scope_id): self._value(v, scope_id) for k, v in value.items()
+                self._mapping_key(k, scope_id, known): self._value(v, scope_id, known)
+                for k, v in value.items()
             }
         if isinstance(value, list | tuple):
-            return [self._value(v, scope_id) for v in value]
+            return [self._value(v, scope_id, known) for v in value]
         return value
 
     def scrub_labels(self, labels: Mapping[str, str], scope_id: str = "") -> dict[str, str]:
@@ -126,13 +187,13 @@ class PiiScrubber:
             self._mapping_key(k, scope_id): self.scrub_text(v, scope_id) for k, v in labels.items()
         }
 
-    def _chunks(self, chunks: tuple[Chunk, ...], scope_id: str) -> tuple[Chunk, ...]:
+    def _chunks(self, chunks: tuple[Chunk, ...], scope_id: str, known: Known) -> tuple[Chunk, ...]:
         return tuple(
             replace(
                 chunk,
-                text=self.scrub_text(chunk.text, scope_id),
+                text=self.scrub_text(chunk.text, scope_id, known),
                 id=self.scrub_text(chunk.id, scope_id) if chunk.id else chunk.id,
-                metadata=self._value(dict(chunk.metadata), scope_id),
+                metadata=self._value(dict(chunk.metadata), scope_id, known),
             )
             for chunk in chunks
         )
@@ -146,16 +207,65 @@ class PiiScrubber:
 
     def __call__(self, record: RagRecord) -> RagRecord:
         scope_id = self.scope_of(record)
+        # A name or address found in one text of the record is scrubbed wherever its
+        # parts stand, in every text of the record.
+        texts = [record.question, record.answer]
+        texts += [chunk.text for chunk in (*record.chunks, *record.retrieved)]
+        known = self.mentions(texts)
         return replace(
             record,
-            question=self.scrub_text(record.question, scope_id),
-            answer=self.scrub_text(record.answer, scope_id),
-            chunks=self._chunks(record.chunks, scope_id),
-            retrieved=self._chunks(record.retrieved, scope_id),
+            question=self.scrub_text(record.question, scope_id, known),
+            answer=self.scrub_text(record.answer, scope_id, known),
+            chunks=self._chunks(record.chunks, scope_id, known),
+            retrieved=self._chunks(record.retrieved, scope_id, known),
             labels=self.scrub_labels(record.labels, scope_id),
-            generation=self._value(dict(record.generation), scope_id),
-            keep=self.scrub_text(record.keep, scope_id) if record.keep else record.keep,
+            generation=self._value(dict(record.generation), scope_id, known),
+            keep=self.scrub_text(record.keep, scope_id, known) if record.keep else record.keep,
         )
+
+
+def _merged(text: str, candidates: list[tuple[Found, int]]) -> tuple[Found, ...]:
+    """Candidates (finding, detector rank) as sorted, non-overlapping findings: those
+    that overlap become one over their union, of the first one's kind."""
+    candidates.sort(key=lambda item: (item[0].start, item[1], -item[0].end))
+    kept: list[Found] = []
+    for found, _ in candidates:
+        if found.end <= found.start:
+            continue
+        if kept and found.start < kept[-1].end:
+            last = kept[-1]
+            if found.end > last.end:
+                union = " ".join(text[last.start : found.end].split()).casefold()
+                kept[-1] = Found(last.start, found.end, last.kind, union)
+            continue
+        kept.append(found)
+    return tuple(kept)
+
+
+_POSSESSIVE = re.compile(r"['’]s\b")
+
+
+def _with_mentions(text: str, findings: tuple[Found, ...], known: Known) -> tuple[Found, ...]:
+    """``findings`` and every whole-word occurrence of a ``known`` part outside them."""
+    extra: list[tuple[Found, int]] = []
+    for kind, part in known:
+        start = text.find(part)
+        while start >= 0:
+            end = start + len(part)
+            # A word, or a word's possessive ("Farage's"), never part of a longer word.
+            whole = bounded(text, start, end, "'’-") or (
+                bounded(text + " ", start, end + 2, "'’-")  # "Farage's": the "'s" taken in
+                and _POSSESSIVE.match(text, end) is not None
+            )
+            if whole and not any(f.start < end and start < f.end for f in findings):
+                value = names.words(part)[0][2] if kind == names.KIND else part.casefold()
+                if kind == addresses.KIND:
+                    value = addresses.components(part)[0][2]
+                extra.append((Found(start, end, kind, value), 1))
+            start = text.find(part, end)
+    if not extra:
+        return findings
+    return _merged(text, [(f, 0) for f in findings] + extra)
 
 
 def identity(record: RagRecord) -> RagRecord:

@@ -7,9 +7,9 @@ import unicodedata
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 _SPACE = re.compile(r"\s+")
-# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote;
-# "3.5", "e.g. the" and "v2.1" stay whole.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
+# A sentence ends at . ! ? followed by space and an upper-case letter, digit, quote or
+# a scrubbed value ("<PERSON_...>"); "3.5", "e.g. the" and "v2.1" stay whole.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[<])")
 _LIST_MARK = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+")
 _WORD = re.compile(r"[a-z0-9]+(?:[.,:/-][a-z0-9]+)*")
 _NUMBER = re.compile(r"\d")

@@ -1,8 +1,9 @@
 """No raw PII reaches the database, a log line or a judge request; faithfulness survives.
 
-A corpus generated with Faker (fixed seed) embeds every pattern entity in
-support-bot chunks and answers, next to values that must stay. It goes in over
-OTLP to `faithmon serve` and out through the worker's scoring job.
+A corpus generated with Faker (fixed seed) embeds every pattern entity, a person's
+name and a street address in support-bot questions, chunks and answers, next to values
+that must stay. It goes in over OTLP to `faithmon serve` and out through the worker's
+scoring job.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from faithmon.store import engine as store_engine
 from faithmon.store.tables import Base
 
 AREA_CODES = ("212", "312", "415", "617", "646", "303")
+SUFFIXES = ("Street", "St", "Ave", "Road", "Lane", "Blvd", "Drive")
 
 
 class RecordingJudge:
@@ -78,6 +80,11 @@ def corpus(count: int) -> tuple[list[dict[str, Any]], list[str]]:
             ),
         }
         raw.extend(values.values())
+        first, last = fake.first_name(), fake.last_name()
+        street = f"{fake.building_number()} {fake.last_name()} {rng.choice(SUFFIXES)}"
+        city = fake.city()
+        address = f"{street}, {city}, {fake.state_abbr()} {fake.zipcode()}"
+        raw += [f"{first} {last}", last, street, city]
         chunk = (
             f"Account holder {values['email']} (phone {values['phone']}) pays by card "
             f"{values['card']} or from IBAN {values['iban']}. Order A{n}7 of 3 March 2026 "
@@ -85,9 +92,19 @@ def corpus(count: int) -> tuple[list[dict[str, Any]], list[str]]:
         )
         records.append(
             {
-                "question": f"I am {values['email']}, SSN {values['ssn']}. Where is order A{n}7?",
-                "chunks": [chunk, f"Support notes: rotate key {values['secret']} after use."],
-                "answer": f"We will write to {values['email']} about order A{n}7.",
+                "question": (
+                    f"Hi, my name is {first} {last}. I am {values['email']}, SSN "
+                    f"{values['ssn']}. Will order A{n}7 reach {address}?"
+                ),
+                "chunks": [
+                    chunk,
+                    f"Support notes: rotate key {values['secret']} after use.",
+                    f"customer_name: {first} {last}; ships to {address}.",
+                ],
+                "answer": (
+                    f"Thanks {first} {last}, we will write to {values['email']} about order "
+                    f"A{n}7; it goes to {address}, and {last} signs for it."
+                ),
             }
         )
     return records, raw
@@ -173,6 +190,8 @@ def test_no_raw_pii_anywhere_and_faithfulness_survives(
     ]
     assert leaks == []
     assert "<EMAIL_" in haystacks["database"] and "<IBAN_" in haystacks["judge requests"]
+    for kind in ("PERSON", "ADDRESS"):
+        assert f"<{kind}_" in haystacks["database"] and f"<{kind}_" in haystacks["judge requests"]
     assert "Order A07 of 3 March 2026 cost 12.50 euros" in haystacks["database"]
     kept, changed = consistency
     assert [c["verdict"] for c in kept] == ["supported"]

@@ -50,6 +50,21 @@ FORMATS = [
     ("Llame al 912 345 678 hoy.", "912 345 678", "PHONE", "ES"),
     ("Chiami lo 06 1234 5678 oggi.", "06 1234 5678", "PHONE", "IT"),
     ("Bel 020 123 4567 vandaag.", "020 123 4567", "PHONE", "NL"),
+    # European national numbers with the default region (US): written as national
+    # numbers are (a trunk 0, groups of digits), or after a word such as "call".
+    ("Call 020 7946 0958 today.", "020 7946 0958", "PHONE", "US"),
+    ("UK mobile 07700 900123 please.", "07700 900123", "PHONE", "US"),
+    ("Appelez le 01 42 68 53 00 demain.", "01 42 68 53 00", "PHONE", "US"),
+    ("Mon portable : 06.12.34.56.78.", "06.12.34.56.78", "PHONE", "US"),
+    ("Rufen Sie 030 12345678 an.", "030 12345678", "PHONE", "US"),
+    ("Zentrale (030) 1234567, bitte.", "(030) 1234567", "PHONE", "US"),
+    ("Handy 0151/23456789 bitte.", "0151/23456789", "PHONE", "US"),
+    ("Llame al 912 345 678 hoy.", "912 345 678", "PHONE", "US"),
+    ("Chiami lo 02 1234 5678 oggi.", "02 1234 5678", "PHONE", "US"),
+    ("Bel ons op 020-123 4567 vandaag.", "020-123 4567", "PHONE", "US"),
+    ("Tel. 0612345678 (mobiel).", "0612345678", "PHONE", "US"),
+    ("Bureau 01 42 68 53 00 ext. 12 aussi.", "01 42 68 53 00 ext. 12", "PHONE", "US"),
+    ("Appelez tel:0142685300 demain.", "0142685300", "PHONE", "US"),
     ("Card 4111 1111 1111 1111 on file.", "4111 1111 1111 1111", "CARD", "US"),
     ("Card 4111-1111-1111-1111 on file.", "4111-1111-1111-1111", "CARD", "US"),
     ("Card 4111.1111.1111.1111 on file.", "4111.1111.1111.1111", "CARD", "US"),
@@ -160,6 +175,9 @@ DISTRACTORS = [
     "Cited as doi:10.1038/nphys1170 and https://doi.org/10.1016/j.cell.2020.01.001.",
     "Allow 192.0.2.0/24, 10.0.0.0/8 and 2001:db8::/32 only.",
     "Hosts are 198.51.100.x and 203.0.113.x in the docs.",
+    # Documentation addresses (RFC 5737, RFC 3849) name no host: kept, in every form.
+    "Examples: 192.0.2.44, 198.51.100.7:8080, (203.0.113.250) and 203.0.113.9.",
+    "Peers ::ffff:203.0.113.9, [2001:db8::1]:443 and 2001:db8:85a3::8a2e:370:7334.",
     "It failed with 0x80070005 and then 0xC0000005.",
     "Started 2026-12-01T10:00:00Z, done at 10:30:15.",
     "Invoice INV-2024-00123 and ticket #A17-4421 are open.",
@@ -172,6 +190,16 @@ DISTRACTORS = [
     "Look at the dot com bubble of 2000.",
     "A basic understanding of Authorization headers helps.",
     "Set timeout=30 and retries=3 in the config.",
+    # Shaped like European national numbers, but labelled as identifiers.
+    "Order 0142685300 shipped and invoice 0151-2345-6789 is due.",
+    "Ticket 030 12345678 was merged into case 020 7946 0958.",
+]
+
+# Valid national numbers of some European country, but undivided with no word such as
+# "call" before them, or one digit apart (an ISBN): only the home region reads them.
+NOT_FOREIGN_PHONES = [
+    "See 0-306-40615-2 on page 4; it cost 0.99 on 01.02.2026.",
+    "The run took 0612345678 microseconds.",
 ]
 
 
@@ -180,6 +208,12 @@ DISTRACTORS = [
 def test_distractors_survive(text: str, region: str) -> None:
     """Versions, ISBNs, DOIs, ranges, codes, times, ids, prices, SLAs and dates stay."""
     assert PiiScrubber(KEY, phone_region=region, scope="global").scrub_text(text) == text
+
+
+@pytest.mark.parametrize("text", NOT_FOREIGN_PHONES)
+def test_foreign_numbers_need_their_shape_or_a_cue(text: str) -> None:
+    """The fallback regions take a number only as it is written there, or after a cue."""
+    assert PiiScrubber(KEY, phone_region="US", scope="global").scrub_text(text) == text
 
 
 @pytest.mark.parametrize(
