@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ragtruth-limit", type=int, default=200, help="RAGTruth traces for the cascade; 0: all"
     )
-    parser.add_argument("--cascade-bar", type=float, default=0.9, help="the cascade's bar")
+    parser.add_argument("--cascade-bar", type=float, default=0.8, help="the cascade's bar")
     parser.add_argument("--no-cascade", action="store_true", help="skip the cascade on RAGTruth")
     args = parser.parse_args(argv)
     samples = [s for s in SAMPLES if not args.quick or s.id in QUICK_IDS]

@@ -12,10 +12,13 @@ the judge's thresholds were not tuned on (rows whose ``id`` hashes odd, see
 It then prints a reliability table of claim confidences on RAGTruth's held-out half:
 claim-level truth comes from the span labels (a claim judged supported is right
 when its sentence overlaps no labelled span; judged unsupported or contradicted is
-right when it overlaps one). Per confidence bin: claims and accuracy; per bar: the
-precision of claims settled ``supported`` at or above it and the share of claims so
-settled. ``--fit`` prints, instead, the table for ``faithmon/judge/confidence.py``:
-per (rule, verdict), the add-one smoothed share of right verdicts on the tuning half.
+right when it overlaps one). Per confidence bin: claims and accuracy. Per cascade
+bar, on both halves: the precision of claims settled ``supported`` at or above it,
+of those settled ``unsupported``/``contradicted``, the share of claims settled and
+the share of traces with a claim below it (those the cascade sends to the LLM); and
+the bar the calibration picks (the cascade's default, ``FAITHMON_JUDGE_CASCADE_BAR``).
+``--fit`` prints, instead, the table for ``faithmon/judge/confidence.py``: per (rule,
+verdict), the add-one smoothed share of right verdicts on the tuning half.
 """
 
 from __future__ import annotations
@@ -88,8 +91,11 @@ class Rules:
         confidence.of = of
 
 
-def claims(path: Path, judge: OfflineJudge, half: bool) -> Iterable[tuple[str, str, float, bool]]:
-    """(basis, verdict, confidence, right) of RAGTruth claims on one half (True: held-out)."""
+def claims(
+    path: Path, judge: OfflineJudge, half: bool
+) -> Iterable[tuple[str, str, str, float, bool]]:
+    """(row id, basis, verdict, confidence, right) of RAGTruth claims on one half
+    (True: held-out)."""
     rules = Rules()
     for row in rows(path):
         if held_out(str(row["id"])) != half:
@@ -109,12 +115,12 @@ def claims(path: Path, judge: OfflineJudge, half: bool) -> Iterable[tuple[str, s
             cursor = at + len(claim.text)
             bad = any(start < cursor and end > at for start, end in spans)
             right = bad if claim.verdict != "supported" else not bad
-            yield basis, claim.verdict, claim.confidence or 0.0, right
+            yield str(row["id"]), basis, claim.verdict, claim.confidence or 0.0, right
 
 
 def fit(path: Path, judge: OfflineJudge) -> dict[tuple[str, str], float]:
     counts: dict[tuple[str, str], list[int]] = {}
-    for basis, verdict, _, right in claims(path, judge, half=False):
+    for _, basis, verdict, _, right in claims(path, judge, half=False):
         tally = counts.setdefault((basis, verdict), [0, 0])
         tally[0] += right
         tally[1] += 1
@@ -122,25 +128,61 @@ def fit(path: Path, judge: OfflineJudge) -> dict[tuple[str, str], float]:
 
 
 BINS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.01)
-BARS = (0.8, 0.85, 0.9, 0.95)
+BARS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))
+# The cascade's default bar is the lowest of BARS at which, on the tuning half, the
+# claims settled supported are this precise, and those settled otherwise this right.
+SUPPORTED_PRECISION = 0.95
+OTHER_PRECISION = 0.85
+
+Found = list[tuple[str, str, str, float, bool]]
 
 
-def reliability(path: Path, judge: OfflineJudge) -> None:
-    found = list(claims(path, judge, half=True))
-    print(f"\nreliability, {path.stem} held-out claims ({len(found)}):")
+def reliability(found: Found) -> None:
+    print(f"\nreliability, ragtruth held-out claims ({len(found)}):")
     print(f"{'confidence':<14} {'claims':>6} {'accuracy':>8}")
     low = 0.0
     for high in BINS:
-        inside = [right for _, _, p, right in found if low <= p < high]
+        inside = [right for *_, p, right in found if low <= p < high]
         if inside:
             share = sum(inside) / len(inside)
             print(f"[{low:.2f}, {min(high, 1.0):.2f}) {len(inside):>6} {share:>8.3f}")
         low = high
-    print(f"\n{'bar':<6} {'supported precision':>19} {'settled share':>13}")
+
+
+def settled(found: Found, bar: float) -> tuple[float, float, float, float]:
+    """At ``bar``: precision of claims settled supported, and of those settled
+    otherwise; share of claims settled; share of traces with a claim below it."""
+    supported = [right for _, _, v, p, right in found if v == "supported" and p >= bar]
+    other = [right for _, _, v, p, right in found if v != "supported" and p >= bar]
+    traces = {row for row, *_ in found}
+    calling = {row for row, _, _, p, _ in found if p < bar}
+    return (
+        sum(supported) / len(supported) if supported else float("nan"),
+        sum(other) / len(other) if other else float("nan"),
+        (len(supported) + len(other)) / len(found) if found else 0.0,
+        len(calling) / len(traces) if traces else 0.0,
+    )
+
+
+def bars(tuning: Found, held: Found) -> float | None:
+    """The per-bar table on both halves; returns the bar the calibration picks."""
+    print(
+        f"\n{'bar':<5} {'half':<9} {'supported prec':>14} {'other prec':>10} "
+        f"{'claims settled':>14} {'traces calling':>14}"
+    )
+    chosen = None
     for bar in BARS:
-        settled = [right for _, v, p, right in found if v == "supported" and p >= bar]
-        precision = sum(settled) / len(settled) if settled else float("nan")
-        print(f"{bar:<6} {precision:>19.3f} {len(settled) / len(found):>13.3f}")
+        for name, found in (("tuning", tuning), ("held-out", held)):
+            sup, other, share, calling = settled(found, bar)
+            print(f"{bar:<5} {name:<9} {sup:>14.3f} {other:>10.3f} {share:>14.3f} {calling:>14.3f}")
+        sup, other, *_ = settled(tuning, bar)
+        if chosen is None and sup >= SUPPORTED_PRECISION and not other < OTHER_PRECISION:
+            chosen = bar
+    print(
+        f"lowest bar with tuning precision >= {SUPPORTED_PRECISION} (supported) and >= "
+        f"{OTHER_PRECISION} (unsupported, contradicted): {chosen}"
+    )
+    return chosen
 
 
 def main() -> int:
@@ -180,7 +222,9 @@ def main() -> int:
     for (_, group), tally in tallies.items():  # insertion order: file, then its tasks
         print(tally.row(group))
     if ragtruth.is_file():
-        reliability(ragtruth, judge)
+        held = list(claims(ragtruth, judge, half=True))
+        reliability(held)
+        bars(list(claims(ragtruth, judge, half=False)), held)
     return 0
 
 

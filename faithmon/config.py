@@ -155,7 +155,7 @@ class Settings:
         "FAITHMON_JUDGE_RPM", "0", _non_negative_float,
         "Judge requests per minute per process; 0 means no limit")
     judge_cascade_bar: float = _setting(
-        "FAITHMON_JUDGE_CASCADE_BAR", "0.9", _cascade_bar,
+        "FAITHMON_JUDGE_CASCADE_BAR", "0.8", _cascade_bar,
         "Cascade judge: offline claims at least this confident (0 to 1, 0 excluded) are "
         "settled without the LLM")
     assembly_quiet_seconds: float = _setting(

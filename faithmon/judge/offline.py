@@ -7,7 +7,10 @@ support nothing. A claim is judged in this order:
 
 1. found verbatim (normalised) in a chunk: supported, quoting itself;
 2. against a JSON record chunk, naming a false attribute or negating a true one:
-   contradicted, quoting the ``"key": value`` pair; naming a null one: unsupported;
+   contradicted, quoting the ``"key": value`` pair; naming a null one: unsupported.
+   Opening hours are bound to their days (``hours``): a time range or an open day the
+   record's ``hours`` do not give contradicts them; a schedule they bear out is cut
+   from the claim and only the rest is judged;
 3. a number (or code such as "A17") found nowhere in the context: contradicted when
    the claim otherwise matches a chunk sentence closely, else unsupported;
 4. clause by clause (``bindings``): each clause must be held by one chunk sentence
@@ -24,11 +27,14 @@ support nothing. A claim is judged in this order:
    the whole context, softly (stems, number words, dates, 24-hour times, acronyms,
    state codes; connectives and generic words such as "offers" or "however" are
    skipped), because paraphrases and summaries spread a claim over several sentences.
-   A missing capitalised name, or any missing word in a claim of at most
-   ``short_claim`` content words, makes it unsupported; otherwise ``novelty = missing
-   share + run_weight × longest run of consecutive missing words`` above
-   ``threshold`` does. A supported claim quotes the chunk sentence (or, in a long
-   record, the stretch between commas) that shares most of its words.
+   Words of opinion and reception ("praised", "popular", "mixed") are soft too, and
+   "customers" where the context holds reviews. A missing capitalised name, or any
+   missing word in a claim of at most ``short_claim`` content words, makes it
+   unsupported; otherwise ``novelty = missing share + run_weight × longest run of
+   consecutive missing words`` above ``threshold`` does (``summary_threshold`` for an
+   answer with no question: a summary or a record's description rewords more).
+   A supported claim quotes the chunk sentence (or, in a long record, the stretch
+   between commas) that shares most of its words.
 
 Every claim carries a ``confidence`` (``confidence.py``): how often a verdict reached
 by that rule was right on the tuning half of ``../shared/data/faithfulness``.
@@ -45,13 +51,13 @@ from collections.abc import Sequence
 
 from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
 from . import bindings as b
-from . import confidence, records
+from . import confidence, hours, records
 from . import contradiction as c
 from . import text as t
 from .support import Check, Evidence
 from .verify import verify
 
-NAME = "offline/v3"
+NAME = "offline/v4"
 
 
 def _is_critical(sentence: str) -> bool:
@@ -66,7 +72,7 @@ OVERREACH_MISSING = 0.2
 
 # Bins of the support score over the threshold, for confidence: "novelty<=0.5" holds
 # claims scoring in (0.25, 0.5] of the threshold; "novelty>inf" a missing name.
-NOVELTY_BINS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.5)
+NOVELTY_BINS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5)
 
 
 def _novelty_bin(ratio: float) -> str:
@@ -92,8 +98,14 @@ class OfflineJudge:
         clause_names: bool = True,
         clause_overreach: bool = True,
         clause_antonym: float = 2.0,
+        summary_threshold: float = 1.15,
     ) -> None:
         self.threshold = threshold
+        # An answer with no question to it (a summary, a record's description) rewords
+        # more than an answer to a question does: it may add a little more before a
+        # claim counts as unsupported. 1.15 was best on RAGTruth's tuning half (1.0 to
+        # 1.35 tried, bench/README.md); answers to questions keep ``threshold``.
+        self.summary_threshold = summary_threshold
         self.run_weight = run_weight
         self.short_claim = short_claim
         self.contradiction_threshold = contradiction_threshold
@@ -126,6 +138,7 @@ class OfflineJudge:
             "clause_names",
             "clause_overreach",
             "clause_antonym",
+            "summary_threshold",
         )
         changed = [
             f"{n}={getattr(self, n):g}"
@@ -161,16 +174,21 @@ class OfflineJudge:
             evidence = Evidence(facts)
             index = b.Index(evidence)
             found = records.attributes(facts)
+            schedules = hours.schedules(facts)
+            threshold = self.threshold if question.strip() else self.summary_threshold
             normalised = [t.normalise(chunk) for chunk in facts]
             # A record's "no" and "null" values are not negated sentences: records.conflict
             # judges those chunks' negations.
             plain = {i for i, chunk in enumerate(facts) if not chunk.lstrip().startswith("{")}
             claims = verify(
-                (self._claim(s, normalised, plain, evidence, index, found) for s in sentences),
+                (
+                    self._claim(s, normalised, plain, evidence, index, found, schedules, threshold)
+                    for s in sentences
+                ),
                 chunks,
             )
         return Judgement(
-            judge=NAME,
+            judge=self.name,
             status=status,
             claims=claims,
             usage=Usage(),
@@ -191,6 +209,8 @@ class OfflineJudge:
         evidence: Evidence,
         index: b.Index,
         found: Sequence[records.Attribute],
+        schedules: Sequence[hours.Schedule] = (),
+        threshold: float | None = None,
     ) -> Claim:
         critical = _is_critical(sentence)
 
@@ -214,7 +234,16 @@ class OfflineJudge:
         conflict = records.conflict(sentence, found)
         if conflict is not None:
             return claim(conflict.verdict, "record", conflict.chunk, conflict.quote)
-        check = evidence.check(sentence)
+        conflict = hours.conflict(sentence, schedules)
+        if conflict is not None:
+            return claim(conflict.verdict, "hours", conflict.chunk, conflict.quote)
+        # A schedule the record's hours bear out is checked: judge the rest of the claim.
+        rest = hours.without_schedule(sentence, schedules)
+        if rest is not None:
+            remainder = evidence.check(rest)
+            if not remainder.missing_words or remainder.words <= self.short_claim:
+                return claim("supported", "hours", schedules[0].chunk, schedules[0].quote)
+        check = evidence.check(sentence if rest is None else rest)
         close = check.quote is not None and check.quote_coverage >= self.contradiction_threshold
         if [n for n in check.missing_numbers if not index.in_range(n)]:
             if close:
@@ -234,8 +263,9 @@ class OfflineJudge:
         ):
             return claim("contradicted", "negation", check.chunk, check.quote)
         novelty = self.novelty(check)
-        basis = _novelty_bin(novelty / self.threshold if self.threshold else math.inf)
-        if novelty > self.threshold or check.quote is None:
+        bar = self.threshold if threshold is None else threshold
+        basis = _novelty_bin(novelty / bar if bar else math.inf)
+        if novelty > bar or check.quote is None:
             return claim("unsupported", basis)
         return claim("supported", basis, check.chunk, check.quote)
 

@@ -22,7 +22,9 @@ _PREFIXES = frozenset({"restaurants", "business", "has"})
 _FALSE = frozenset({"false", "no", "none"})
 _TRUE = frozenset({"true", "yes", "free", "paid"})
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|without|lacks?|lacking|nor|neither|cannot)\b|n't\b", re.IGNORECASE
+    r"\b(?:not|no|never|without|lacks?|lacking|nor|neither|cannot|rather than|instead of)\b"
+    r"|n't\b",
+    re.IGNORECASE,
 )
 # Clause boundaries: a negation on the other side of one does not reach the attribute.
 _CLAUSE = re.compile(r"[;.]|\b(?:but|while|whereas|however|although|though)\b", re.IGNORECASE)
@@ -30,7 +32,7 @@ _CLAUSE = re.compile(r"[;.]|\b(?:but|while|whereas|however|although|though)\b", 
 _SKIP = frozenset({"hours", "attributes", "ambience", "review_info"})
 # "outdoor seating is not available", "reservations aren't accepted"
 _NEGATED_AFTER = re.compile(
-    r"[\w\s,-]{0,30}?\b(?:is|are|was|were)(?:\s+not\b|n't\b)", re.IGNORECASE
+    r"[\w\s,-]{0,60}?\b(?:is|are|was|were)(?:\s+not\b|n't\b)", re.IGNORECASE
 )
 Value = Literal["false", "null", "true"]
 

@@ -11,6 +11,7 @@ sentences), and which chunk sentence is the best quote for it.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ UNIT_WORDS = frozenset(
     """percent per cent dollar dollars usd eur euro euros pound pounds
     according based provided given passage passages context article text information
     summary overview data structured source sources mention mentions mentioned state states
-    stated note notes noted""".split()
+    stated note notes noted objective json""".split()
 )
 # Connectives, hedges and generic verbs, adjectives and nouns that paraphrases and
 # summaries add freely: their absence from the context says little.
@@ -53,13 +54,37 @@ GENERIC_WORDS = frozenset(
     word words step steps ensure sure need needs needed help helps way ways thing things
     kind type types aspect aspects part parts whole set get gets got come comes came
     take takes took give gives gave show shows showed shown place places high highly
-    located location situated area""".split()
+    located location situated area receive receives received receiving look looks looked
+    looking""".split()
 )
+# Words of opinion and of how something was received: an answer that sums up reviews,
+# reports or reactions uses its own ("praised", "popular", "mixed"), so their absence
+# from the context says little; the facts they are said of are still checked.
+OPINION_WORDS = frozenset(
+    """patron patrons visitor visitors diner diners reviewer reviewers review reviews reviewed
+    praise praised praises praising rave raved raves rate rated rating ratings
+    popular popularity favorite favourite quality experience experiences
+    positive positively negative negatively mixed overall average decent solid
+    great good excellent outstanding exceptional fantastic amazing wonderful awesome superb
+    nice pleasant enjoyable enjoy enjoyed enjoying appreciate appreciated appreciates
+    recommend recommended recommends recommendation highly
+    satisfied satisfaction satisfying dissatisfied dissatisfaction disappointed
+    disappointing disappointment complain complained complaint complaints
+    criticism criticized criticised critical concern concerns concerned issue issues
+    problem problems feedback impression impressions opinion opinions sentiment
+    express expressed expresses expressing noting comment comments commented commenting
+    highlight highlighted highlights highlighting report reported reports reporting
+    experienced spot establishment eatery venue destination choice
+    ideal perfect suitable worth worthwhile unique notable standout reputation""".split()
+)
+# Who writes reviews: an answer says "customers praised" where the context holds reviews.
+REVIEWERS = frozenset("customer client guest diner patron visitor user people".split())
 _STOP = (
     t.STOPWORDS
     | t.NEGATIONS
     | UNIT_WORDS
     | GENERIC_WORDS
+    | OPINION_WORDS
     | frozenset("""not n't s t re ve ll d m am pm""".split())
 )
 US_STATES = {
@@ -156,6 +181,10 @@ def tokens(text: str) -> Tokens:
     return Tokens(tuple(words), tuple(names), tuple(numbers), tuple(number_words), acronyms)
 
 
+# One spelling for words with two: the stem cut would keep them apart.
+SPELLINGS = {"ambiance": "ambience", "wifi": "wifi", "colour": "color", "favourite": "favorite"}
+
+
 @functools.lru_cache(maxsize=65536)
 def _parts(raw: str) -> tuple[tuple[str, str], ...]:
     """A word's content keys with their initials: stems, or "#4" for "four"."""
@@ -168,6 +197,7 @@ def _parts(raw: str) -> tuple[tuple[str, str], ...]:
             # Soft: "one of them" need not be a number; matches "#4" from "4.0".
             found.append(("#" + value, ""))
         elif part not in _STOP and len(part) > 1:
+            part = SPELLINGS.get(part, part)
             found.append((stem(num.MONTH_ABBREVIATIONS.get(part, part)), part[0]))
     return tuple(found)
 
@@ -177,6 +207,21 @@ def _close(run: list[tuple[str, str]], acronyms: dict[str, tuple[str, ...]]) -> 
     if len(run) >= 2:
         acronyms["".join(initial for initial, _ in run)] = tuple(s for _, s in run)
     run.clear()
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+@functools.lru_cache(maxsize=16384)
+def compounds(text: str) -> frozenset[str]:
+    """Stems of adjacent words written as one: "take out" and "TakeOut" give "takeout",
+    "Wi-Fi" gives "wifi", so a claim's closed compound finds the context's split one."""
+    words = [w.lower() for w in _PLAIN_WORD.findall(_CAMEL.sub(" ", text))]
+    return frozenset(
+        stem(SPELLINGS.get(a + b, a + b))
+        for a, b in itertools.pairwise(words)
+        if len(a) > 1 and len(b) > 1 and a not in t.STOPWORDS and len(a + b) >= 5
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,10 +255,13 @@ class Evidence:
                 nums = frozenset(found.numbers) | frozenset(found.number_words)
                 self.sentences.append((index, sentence, frozenset(found.words), nums))
                 self.words.update(found.words)
+                self.words.update(compounds(sentence))
                 self.words.update(found.acronyms)
                 self.words.update("#" + n for n in nums)
                 self.numbers.update(nums)
             implied_words, implied_numbers = num.implied(chunk)
+            if "review" in chunk.lower():
+                implied_words |= REVIEWERS
             self.words.update(stem(w) for w in implied_words)
             self.numbers.update(implied_numbers)
             self.words.update("#" + n for n in implied_numbers)

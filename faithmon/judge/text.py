@@ -41,7 +41,24 @@ _ABSTAIN = re.compile(
     r"(?:do|does|did)(?: not|n't) (?:provide|mention|contain|include|say|specify|state|"
     r"give|offer|indicate)|\bi (?:am|'m) (?:unable|not able) to\b|"
     r"\bthere (?:is|are) no (?:mention|information|details?)\b|"
-    r"\b(?:is|are|was|were) not (?:specified|mentioned|listed|stated|given|known)\b"
+    r"\b(?:is|are|was|were) not (?:specified|mentioned|listed|stated|given|known)\b|"
+    r"\b(?:unable|not able|not possible|impossible|cannot|can't|can not) to (?:provide|answer|give|"
+    r"determine|say)\b|\b(?:i|we) (?:cannot|can't|can not) (?:provide|give|offer)\b|"
+    r"\b(?:passage|document|source)s? \d+: \(?(?:unavailable|none|missing|empty)\b|"
+    r"\b(?:information|details|data) (?:about|on|regarding|for) [^.]{0,80}\b(?:is|are) not "
+    r"(?:available|provided|included|given)\b|"
+    r"\bwithout (?:further|more|additional|specific) (?:information|details|context)\b|"
+    r"\b(?:there is|there's) no (?:definitive|clear|specific|direct) "
+    r"(?:answer|solution|information)"
+)
+# Boilerplate advice to look elsewhere: it asserts nothing about the sources.
+_REFERRAL = re.compile(
+    r"\b(?:consult|seek|contact|see|ask)(?: with)? (?:a |an |the |your )?(?:local |qualified |"
+    r"licensed |medical |healthcare )?(?:professional|expert|specialist|doctor|physician|"
+    r"technician|advisor|adviser)s?\b|\bseek (?:further |professional |expert |medical )?"
+    r"(?:help|assistance|guidance|advice)\b|\bconsult (?:further|other|additional|more) "
+    r"(?:resources|sources)\b|^(?:sure|certainly|of course|absolutely)[!.,]? (?:i'd|i would|"
+    r"i'll|i will|i can|i am|i'm) (?:be )?(?:happy|glad)"
 )
 
 
@@ -91,6 +108,7 @@ def is_non_claim(sentence: str) -> bool:
         norm.endswith(("?", ":"))
         or bool(_NON_CLAIM.match(norm))
         or bool(_ABSTAIN.search(norm))
+        or bool(_REFERRAL.search(norm))
         or not _WORD.search(norm)
     )
 

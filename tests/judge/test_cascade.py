@@ -213,3 +213,33 @@ def test_a_none_confidence_is_uncertain(server: tuple[OpenAIServer, str]) -> Non
     judgement = cascade(url, {SURE: None}, bar=0.1).judge("q", CHUNKS, SURE)
     assert len(scripted.requests) == 1
     assert [(c.verdict, c.stage) for c in judgement.claims] == [("supported", "llm")]
+
+
+def test_the_default_bar_settles_by_the_calibrated_confidences(
+    server: tuple[OpenAIServer, str],
+) -> None:
+    """With the real confidences and the default bar, a copied claim and a record's
+    hours bound to the wrong days are settled offline; a claim of new words, whose rule
+    is right about a quarter of the time, goes to the LLM alone."""
+    scripted, url = server
+    scripted.play(
+        reply([{"sentence": 0, "claim": "c", "chunk": None, "quote": "", "verdict": "unsupported"}])
+    )
+    default = Settings.from_env({}).judge_cascade_bar
+    assert default == JudgeOptions().cascade_bar
+    judge = CascadeJudge(OfflineJudge(), llm(url), default)
+    week = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+    chunks = [*CHUNKS, json.dumps({"name": "Deli", "hours": {d: "9:0-17:0" for d in week}})]
+    wrong_hours = "The deli is open every day from 9 am to 9 pm."
+    invented = "Its chief baker trained in Lyon and Vienna."
+
+    judged = judge.judge("", chunks, f"{SURE} {wrong_hours} {invented}")
+
+    assert [(c.verdict, c.stage) for c in judged.claims] == [
+        ("supported", "offline"),
+        ("contradicted", "offline"),
+        ("unsupported", "llm"),
+    ]
+    [request] = scripted.requests
+    sentences = json.dumps(request).split("ANSWER SENTENCES:")[1]
+    assert invented in sentences and wrong_hours not in sentences and SURE not in sentences
