@@ -20,6 +20,9 @@ TRACES_PER_REQUEST = 100
 SPANS_PER_TRACE = 3
 CHUNKS = 10
 CHUNK_BYTES = 1024
+# The knowledge-base chunks repeated chunks are drawn from: fewer than the scrubber's
+# cache holds, as a help centre's most cited articles would be.
+SHARED_CHUNKS = 500
 # Share of chunks that hold an e-mail address or a phone number.
 PII_SHARE = 0.3
 
@@ -164,20 +167,26 @@ class Trace:
     model: str
 
 
-def _trace(rng: random.Random) -> Trace:
+def _trace(rng: random.Random, shared: list[tuple[str, str]], repeat: float) -> Trace:
     route = rng.choice(_SECTIONS)
     question = _fill(rng.choice(_QUESTIONS), rng)
     if rng.random() < 0.1:
         question += f" My e-mail is {_email(rng)}."
-    chunks: list[dict[str, object]] = [
-        {
-            "id": f"kb-{route}-{rng.randint(1, 5000)}",
-            "text": _chunk_text(route if i < 6 else rng.choice(_SECTIONS), rng),
-            "score": round(0.95 - i * 0.05 - rng.random() * 0.02, 4),
-            "metadata": {"source": f"help-centre/{route}", "updated": f"2026-{i % 12 + 1:02d}"},
-        }
-        for i in range(CHUNKS)
-    ]
+    chunks: list[dict[str, object]] = []
+    for i in range(CHUNKS):
+        if shared and rng.random() < repeat:
+            doc, text = rng.choice(shared)  # a knowledge-base chunk other traces cite too
+        else:
+            doc = f"kb-{route}-{rng.randint(1, 5000)}"
+            text = _chunk_text(route if i < 6 else rng.choice(_SECTIONS), rng)
+        chunks.append(
+            {
+                "id": doc,
+                "text": text,
+                "score": round(0.95 - i * 0.05 - rng.random() * 0.02, 4),
+                "metadata": {"source": f"help-centre/{route}", "updated": f"2026-{i % 12 + 1:02d}"},
+            }
+        )
     top = str(chunks[0]["text"]).split(". ")
     answer = ". ".join(top[: rng.randint(1, 3)]).rstrip(".") + "."
     return Trace(question, route, rng.choice(_TENANTS), chunks, answer, rng.choice(_MODELS))
@@ -196,10 +205,15 @@ class Payload:
         return sum(len(b) for b in self.bodies)
 
 
-def make_payload(requests: int) -> Payload:
-    """``requests`` OTLP bodies of TRACES_PER_REQUEST shim traces each."""
+def make_payload(requests: int, repeat: float = 0.0) -> Payload:
+    """``requests`` OTLP bodies of TRACES_PER_REQUEST shim traces each; with ``repeat``,
+    that share of chunks is drawn from SHARED_CHUNKS chunks that recur across traces."""
     rng = random.Random(SEED)
-    traces = [_trace(rng) for _ in range(requests * TRACES_PER_REQUEST)]
+    shared = [
+        (f"kb-shared-{n}", _chunk_text(_SECTIONS[n % len(_SECTIONS)], rng))
+        for n in range(SHARED_CHUNKS if repeat else 0)
+    ]
+    traces = [_trace(rng, shared, repeat) for _ in range(requests * TRACES_PER_REQUEST)]
     exporter = InMemorySpanExporter()
     fm.setup(service_name=SERVICE, processors=[SimpleSpanProcessor(exporter)], export=False)
     try:

@@ -4,6 +4,7 @@ stored; faithmon serve (SQLite or PostgreSQL) and the bare Starlette baseline.""
 from __future__ import annotations
 
 import http.client
+import os
 import subprocess
 import sys
 import time
@@ -99,6 +100,8 @@ class Run:
     retries_503: int
     # faithmon only: records stored with a status other than pending (evicted, say).
     not_pending: int = 0
+    # CPU seconds the server's processes spent from the first POST until stored.
+    cpu_seconds: float = 0.0
 
     def as_json(self) -> dict[str, float]:
         return {
@@ -107,11 +110,13 @@ class Run:
             "peak_rss_mib": self.peak_rss_mib,
             "retries_503": self.retries_503,
             "not_pending": self.not_pending,
+            "cpu_seconds": self.cpu_seconds,
         }
 
 
 def measure(server: Server, payload: Payload, engine: Engine | None, table: str) -> Run:
     """POST the payload; the clock stops when ``table`` holds every item (or at the last 200)."""
+    cpu = tree_cpu_seconds(server.process.pid)
     started = time.perf_counter()
     posted = post_all(server.port, payload.bodies)
     if engine is None:
@@ -119,16 +124,70 @@ def measure(server: Server, payload: Payload, engine: Engine | None, table: str)
     else:
         expected = payload.traces if table == "records" else payload.spans
         seconds = wait_stored(server, engine, table, expected) - started
-    return Run(seconds, posted.seconds, server.peak_rss_mib(), posted.retries_503)
+    peak = tree_peak_rss_mib(server.process.pid)
+    cpu = tree_cpu_seconds(server.process.pid) - cpu
+    return Run(seconds, posted.seconds, peak, posted.retries_503, cpu_seconds=cpu)
 
 
-def run_faithmon(payload: Payload, database_url: str, workdir: Path, tag: str) -> Run:
+def _tree(pid: int) -> list[int]:
+    """A process and every process under it (Linux)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            for task in Path(f"/proc/{current}/task").iterdir():
+                children = (task / "children").read_text(encoding="utf-8").split()
+                pending.extend(int(child) for child in children)
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # ended meanwhile
+        found.append(current)
+    return found
+
+
+def tree_peak_rss_mib(pid: int) -> float:
+    """The VmHWM of a process and of every process under it, summed, in MiB.
+
+    An upper bound: pages the worker processes share with the fork server that
+    started them are counted in each.
+    """
+    total = 0.0
+    for current in _tree(pid):
+        try:
+            status = Path(f"/proc/{current}/status").read_text(encoding="utf-8")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                total += int(line.split()[1]) / 1024
+    return total
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of a process and the processes under it, so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for current in _tree(pid):
+        try:
+            stat = Path(f"/proc/{current}/stat").read_text(encoding="utf-8")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
+def run_faithmon(
+    payload: Payload, database_url: str, workdir: Path, tag: str, processes: str = "auto"
+) -> Run:
+    """One run of ``faithmon serve`` with FAITHMON_INGEST_PROCESSES=``processes``."""
     env = clean_env(
         STRIP,
         FAITHMON_DATABASE_URL=database_url,
         FAITHMON_SCRUB_KEY=SCRUB_KEY,
         FAITHMON_ASSEMBLY_QUIET_SECONDS=QUIET_SECONDS,
         FAITHMON_LOG_LEVEL="WARNING",
+        FAITHMON_INGEST_PROCESSES=processes,
+        FAITHMON_SPOOL_DIR=str(workdir / f"{tag}.spool"),
     )
     faithmon = [sys.executable, "-m", "faithmon"]
     upgrade = subprocess.run(

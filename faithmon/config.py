@@ -1,12 +1,10 @@
 """Settings: every ``FAITHMON_*`` variable, read once at the edge by the CLI.
 
-Each setting is declared once, as a field of ``Settings`` with its variable,
-default, parser and help text; ``SETTINGS`` lists them. Values come, in order
-of precedence, from explicit overrides, the environment, the settings file
-named by ``FAITHMON_CONFIG`` (TOML, keys as the variable names or their
-lower-case field names), then the default. A bad
-value fails fast with the setting's name. The README's table and
-``deploy/.env.example`` list the same names (tests keep them in step).
+Each setting is declared once, as a field of ``Settings`` with its variable, default, parser
+and help text; ``SETTINGS`` lists them. Values come, in order of precedence, from explicit
+overrides, the environment, the settings file named by ``FAITHMON_CONFIG`` (TOML, keys as the
+variable names or their lower-case field names), then the default. A bad value fails fast with
+its setting's name. The README's table and ``deploy/.env.example`` list the same names (tested).
 """
 
 from __future__ import annotations
@@ -29,6 +27,7 @@ from .config_values import (
     _pairs,
     _positive_float,
     _positive_int,
+    _processes,
     _rate,
     _threshold,
 )
@@ -179,6 +178,8 @@ class Settings:
         "FAITHMON_SPOOL_MAX_MB", "1024", _positive_int,
         "Megabytes the spool may hold while the database is down; past it the receiver "
         "answers 503")
+    ingest_processes: int = _setting("FAITHMON_INGEST_PROCESSES", "0", _processes,
+        "Worker processes that extract and scrub records (auto: one per core; 0 or 1: none)")
     max_body_bytes: int = _setting(
         "FAITHMON_MAX_BODY_BYTES", str(64 * 1024 * 1024), _positive_int,
         "Largest OTLP request body accepted, after decompression")

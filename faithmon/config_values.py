@@ -3,6 +3,7 @@ or raises ValueError with what is wrong (config.py adds the setting's name)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 
@@ -49,6 +50,14 @@ def _non_negative_int(value: str) -> int:
     if number < 0:
         raise ValueError("must not be negative")
     return number
+
+
+def _processes(value: str) -> int:
+    # "auto": a worker process per core, none on one core (0 and 1 mean in-thread).
+    if value.strip().lower() == "auto":
+        cores = os.cpu_count() or 1
+        return cores if cores > 1 else 0
+    return _non_negative_int(value)
 
 
 def _flag(value: str) -> bool:

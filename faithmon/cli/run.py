@@ -94,7 +94,9 @@ def serve(host: str, port: int, grpc_port: int) -> None:
             stack.callback(spool.close)
         auth = wiring.make_auth(settings, sessions, host)
         _check_auth(auth, host)
-        pipeline = wiring.store_pipeline(settings, sessions, spool=spool)
+        pipeline = wiring.store_pipeline(
+            settings, sessions, spool=spool, processes=settings.ingest_processes
+        )
         pipeline.recover(wiring.make_stored(sessions))
         authorize = None if settings.auth == "off" else ingest_authorizer(auth.ring, auth.config)
         grpc = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import ipaddress
 import logging
@@ -24,6 +25,7 @@ from ..ingest.pipeline import Pipeline
 from ..ingest.sampler import PolicySampler, SamplingPolicy
 from ..ingest.scrub import PiiScrubber
 from ..ingest.spool import Spool
+from ..ingest.workers import pii_scrubber
 from ..judge import JudgeOptions
 from ..judge import make_judge as build_judge
 from ..model import (
@@ -178,7 +180,20 @@ def make_pipeline(
     save_feedback: SaveFeedbackFn | None = None,
     save_sampling: SaveSamplingFn | None = None,
     spool: Spool | None = None,
+    processes: int = 0,
 ) -> Pipeline:
+    """The pipeline; with ``processes`` > 1 it extracts and scrubs in worker processes,
+    each building its own scrubber from the same settings (the key resolved here)."""
+    worker_scrubber = None
+    if processes > 1:
+        worker_scrubber = functools.partial(
+            pii_scrubber,
+            scrub_key(settings),
+            settings.scrub_phone_region,
+            settings.scrub_scope,
+            tuple(settings.scrub_detectors),
+            names_and_addresses=settings.scrub_names_addresses,
+        )
     return Pipeline(
         save,
         save_feedback=save_feedback,
@@ -190,6 +205,8 @@ def make_pipeline(
         max_items=settings.max_spans_in_flight,
         max_bytes=settings.max_buffer_mb * 1024 * 1024,
         spool=spool,
+        processes=processes,
+        worker_scrubber=worker_scrubber,
     )
 
 
@@ -198,6 +215,7 @@ def store_pipeline(
     sessions: Sessions,
     quiet_seconds: float | None = None,
     spool: Spool | None = None,
+    processes: int = 0,
 ) -> Pipeline:
     """The ingest pipeline writing records, feedback and sampling counts to the store."""
     return make_pipeline(
@@ -207,6 +225,7 @@ def store_pipeline(
         save_feedback=make_save_feedback(sessions),
         save_sampling=make_save_sampling(sessions),
         spool=spool,
+        processes=processes,
     )
 
 

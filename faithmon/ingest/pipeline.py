@@ -3,6 +3,9 @@
     submit(spans) → assembler → extract → sampler → scrubber → save(records)
                                 └→ feedback spans → scrub → save_feedback(items)
 
+Extraction and scrubbing run on the pipeline thread or, with ``processes`` > 1, in
+worker processes (``workers.py``); assembly and sampling stay on the thread.
+
 ``save`` is a plain callable (the CLI hands in the store's writer). Records are
 made storable (``storable.py``) first; ``save`` raises only when the store fails
 (it isolates a record the database refuses), and then the records wait in a
@@ -37,11 +40,12 @@ from ..model import (
     segment_key,
 )
 from .assemble import Assembled, TraceAssembler
-from .extract import extract, extract_feedback
+from .build import finish_feedback
 from .memory import Releaser
 from .spans import TraceItem
 from .spool import Spool, encode
-from .storable import storable, storable_feedback, storable_labels
+from .storable import storable_labels
+from .workers import make_stages
 
 logger = logging.getLogger(__name__)
 
@@ -73,12 +77,17 @@ class Pipeline:
         max_bytes: int = 512 * 1024 * 1024,
         save_batch: int = 500,
         spool: Spool | None = None,
+        processes: int = 0,
+        worker_scrubber: Callable[[], Scrubber] | None = None,
     ) -> None:
         self._save = save
         self._save_feedback = save_feedback
         self._feedback_backlog: list[Feedback] = []
         self._sampler = sampler
         self._scrubber = scrubber
+        # Extraction and scrubbing: here, or over ``processes`` worker processes, which
+        # scrub with what ``worker_scrubber`` makes (else a pickled copy of ``scrubber``).
+        self._stages = make_stages(processes, scrubber, worker_scrubber)
         self._assembler = (
             TraceAssembler(quiet_seconds, max_traces, max_bytes=max_bytes)
             if clock is None
@@ -213,42 +222,21 @@ class Pipeline:
             saved += self._process(traces[start : start + self._save_batch])
         return saved if traces else self._process([])
 
-    def _build(self, assembled: Assembled) -> RagRecord | None:
-        record = extract(assembled.items)
-        if record is None:
-            self.stats["not_rag"] += 1
-            return None
-        if assembled.incomplete and not record.incomplete:
-            record = replace(record, incomplete=assembled.incomplete)
-        if assembled.reopened:
+    def _sample(self, record: RagRecord) -> str | None:
+        """The sampler's reason to keep the record, or None (counted, and tallied)."""
+        if record.late:
             self.stats["late_rebuilt"] += 1
-            record = replace(record, late=True)
         decision = self._sampler.keep(record)
         segment = self._segment_of(record, decision)
         self._tally(record, decision.reason, segment)
-        if not decision.keep:
-            self.stats[decision.reason] += 1
-            if decision.reason != "sampled_out":  # sampled_out is recomputed from the id
-                self._dropped.append(
-                    DroppedTrace(record.trace_id, decision.reason, segment, record.started_at)
-                )
-            return None
-        try:
-            scrubbed = self._scrubber(record)
-        except Exception as exc:
-            # Fail closed: an unscrubbed record is never stored. No traceback: an
-            # exception's message may quote the text it failed on.
-            logger.error(
-                "faithmon: scrubbing failed (%s); trace %s dropped",
-                type(exc).__name__,
-                record.trace_id,
+        if decision.keep:
+            return decision.reason
+        self.stats[decision.reason] += 1
+        if decision.reason != "sampled_out":  # sampled_out is recomputed from the id
+            self._dropped.append(
+                DroppedTrace(record.trace_id, decision.reason, segment, record.started_at)
             )
-            self.stats["scrub_failed"] += 1
-            return None
-        fixed = storable(replace(scrubbed, sample_reason=decision.reason))
-        if fixed.repairs:
-            self.stats["repaired"] += 1
-        return fixed
+        return None
 
     def _segment_of(self, record: RagRecord, decision: Decision) -> dict[str, str]:
         """The decision's segment as stored: scrubbed like the record's labels."""
@@ -285,19 +273,6 @@ class Pipeline:
         self._tallies.clear()
         self._dropped = []
 
-    def _feedback(self, spans: list[TraceItem]) -> list[Feedback]:
-        items = extract_feedback(spans)
-        scrub_text = getattr(self._scrubber, "scrub_text", None)
-        kept = []
-        for item in items:
-            if isinstance(item.value, str):
-                if scrub_text is None:  # fail closed: free text needs a text scrubber
-                    self.stats["feedback_dropped"] += 1
-                    continue
-                item = replace(item, value=scrub_text(item.value))
-            kept.append(storable_feedback(item))
-        return kept
-
     def _save_feedback_items(self, items: list[Feedback]) -> None:
         if self._save_feedback is None:
             self.stats["feedback_ignored"] += len(items)
@@ -314,35 +289,57 @@ class Pipeline:
         self._feedback_backlog = []
         self.stats["feedback"] += len(pending)
 
-    def _process(self, traces: list[Assembled]) -> int:
-        records = []
+    def _build(self, traces: list[Assembled]) -> tuple[list[RagRecord], list[Feedback], list[str]]:
+        """Records to save, feedback to save, and traces that leave nothing to store."""
         feedback: list[Feedback] = []
-        decided: list[str] = []  # traces that leave nothing to store: settled at once
-        for assembled in traces:
-            size = len(assembled.items)
-            try:
-                feedback.extend(self._feedback(assembled.items))
-            except Exception as exc:
-                logger.error(
-                    "faithmon: could not read feedback from %d spans (%s)", size, type(exc).__name__
-                )
-                self.stats["malformed"] += 1
-            try:
-                record = self._build(assembled)
-            except Exception as exc:
-                # The trace's content stays out of the log: type and size only.
-                logger.error(
-                    "faithmon: could not build a record from %d spans (%s)",
-                    size,
-                    type(exc).__name__,
-                )
-                self.stats["malformed"] += 1
-                decided.append(assembled.items[0].trace_id)
+        decided: list[str] = []  # settled at once
+        kept: list[tuple[RagRecord, str]] = []
+        for read in self._stages.read(traces):
+            feedback.extend(read.feedback)
+            # The trace's content stays out of the log: type and size only.
+            for what, failed in (("feedback", read.feedback_failed), ("a record", read.failed)):
+                if failed is not None:
+                    logger.error(
+                        "faithmon: could not read %s from %d spans (%s)", what, read.size, failed
+                    )
+                    self.stats["malformed"] += 1
+            if read.record is None:
+                if read.failed is None:
+                    self.stats["not_rag"] += 1
+                decided.append(read.trace_id)
                 continue
-            if record is not None:
-                records.append(record)
+            try:
+                reason = self._sample(read.record)
+            except Exception as exc:
+                logger.error("faithmon: could not sample a record (%s)", type(exc).__name__)
+                self.stats["malformed"] += 1
+                reason = None
+            if reason is None:
+                decided.append(read.trace_id)
             else:
-                decided.append(assembled.items[0].trace_id)
+                kept.append((read.record, reason))
+        records = []
+        for finished in self._stages.finish(kept):
+            if finished.record is None:
+                # Fail closed: an unscrubbed record is never stored. No traceback: an
+                # exception's message may quote the text it failed on.
+                logger.error(
+                    "faithmon: scrubbing failed (%s); trace %s dropped",
+                    finished.failed,
+                    finished.trace_id,
+                )
+                self.stats["scrub_failed"] += 1
+                decided.append(finished.trace_id)
+                continue
+            if finished.record.repairs:
+                self.stats["repaired"] += 1
+            records.append(finished.record)
+        kept_feedback, dropped = finish_feedback(feedback, self._scrubber)
+        self.stats["feedback_dropped"] += dropped
+        return records, kept_feedback, decided
+
+    def _process(self, traces: list[Assembled]) -> int:
+        records, feedback, decided = self._build(traces)
         self._save_feedback_items(feedback)
         self._save_sampling_stats()
         # Feedback waiting for the store keeps its traces in the spool until it is saved.
@@ -378,6 +375,7 @@ class Pipeline:
         if self._thread is not None:
             return
         self._stop.clear()
+        self._stages.start()
 
         def run() -> None:
             while not self._stop.wait(interval):
@@ -396,3 +394,4 @@ class Pipeline:
             self._thread.join()
             self._thread = None
         self.flush_all()
+        self._stages.close()

@@ -6,12 +6,12 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, true, update
+from sqlalchemy import Float, case, cast, delete, func, insert, or_, select, true, update
 from sqlalchemy.orm import Session
 
 from ..model import Chunk, Feedback, RagRecord
-from ._dialect import insert_for, json_items, json_text, skip_locked
-from .tables import FeedbackRow, RecordDocumentRow, RecordRow
+from ._dialect import insert_for, is_postgresql, json_items, json_text, skip_locked
+from .tables import ChunkRow, FeedbackRow, RecordDocumentRow, RecordRow
 
 PENDING = "pending"
 SCORED = "scored"
@@ -106,6 +106,7 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
         )
         stored = session.execute(statement.returning(RecordRow.id), fresh).scalars().all()
         written += len(stored)
+        _save_chunks(session, stored)
         _save_documents(session, stored)
     for row in late:
         statement = insert_for(session, RecordRow).values(row)
@@ -119,11 +120,42 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
         if replaced:
             written += 1
             # Its chunks were replaced, and perhaps its start and tenant.
+            session.execute(delete(ChunkRow).where(ChunkRow.record_id == replaced[0]))
             session.execute(
                 delete(RecordDocumentRow).where(RecordDocumentRow.record_id == replaced[0])
             )
+            _save_chunks(session, replaced)
             _save_documents(session, replaced)
     return written
+
+
+def _save_chunks(session: Session, record_ids: Sequence[int]) -> None:
+    """A chunk row per record and position, read from the chunks as stored, in the
+    database (as the document rows are): one statement per thousand records."""
+    chunks, chunk, at = json_items(session, RecordRow.chunks)
+    if is_postgresql(session):
+        position = at - 1  # WITH ORDINALITY counts from 1
+        score = case(
+            (func.jsonb_typeof(chunk["score"]) == "number", cast(chunk["score"].astext, Float))
+        )
+    else:
+        position = at
+        score = case(
+            (
+                func.json_type(chunk, "$.score").in_(("real", "integer")),
+                func.json_extract(chunk, "$.score"),
+            )
+        )
+    doc = json_text(session, chunk, "id")
+    columns = ["record_id", "position", "doc_id", "score", "tenant", "started_at"]
+    for start in range(0, len(record_ids), 1000):
+        rows = (
+            select(RecordRow.id, position, doc, score, RecordRow.tenant, RecordRow.started_at)
+            .select_from(RecordRow)
+            .join(chunks, true())
+            .where(RecordRow.id.in_(record_ids[start : start + 1000]))
+        )
+        session.execute(insert(ChunkRow).from_select(columns, rows))
 
 
 def _save_documents(session: Session, record_ids: Sequence[int]) -> None:

@@ -358,3 +358,25 @@ class ApiKeyRow(Base):
     tenant: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class ChunkRow(Base):
+    """A chunk a record's generator was given, by its position: written with the record
+    (and rewritten with it when late spans rebuild it), read from the record's chunks as
+    stored, so filters and per-document figures need not parse the JSON. The record's
+    ``chunks`` JSON stays what readers load; tenant and start are the record's again, for
+    a documents window."""
+
+    __tablename__ = "chunks"
+
+    record_id: Mapped[int] = mapped_column(
+        ForeignKey("records.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    # Unbounded, so in no PostgreSQL index (a B-tree entry there holds 2.7 KB at most).
+    doc_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tenant: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (Index("ix_chunks_tenant_started_at", "tenant", "started_at"),)
