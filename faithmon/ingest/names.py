@@ -10,8 +10,11 @@
 
 First names that are also common words (``will``, ``may``) need a surname after them or a
 greeting before them; a name before a street or business word (``Victoria Street``) is a
-place; a word touching ``@ . / _`` is part of an e-mail address, URL or identifier. The
-pseudonym's value drops the title and folds case: "Dr. Priya Shah" ~ "priya shah".
+place, unless that word is also a surname (``Hall``, ``Lane``, ``Park``; ``May`` at the end
+of a clause) that ends the phrase and a title, greeting, name field or first name that is
+not a place's comes first ("Andrew Hall", not "the Albert Hall" or "Jordan Park"); a word
+touching ``@ . / _`` is part of an e-mail address, URL or identifier. The pseudonym's value
+drops the title and folds case: "Dr. Priya Shah" ~ "priya shah".
 
 A hand-kept list, not a package: ``gender-guesser`` (61k names, 6-22 MB) is GPLv3/GFDL and
 full of common words; ``names-dataset`` is a 56 MB wheel needing 3.2 GB of memory.
@@ -23,20 +26,26 @@ import re
 from functools import lru_cache
 
 from .detectors_common import Found, alternation, lowered
+from .names_parts import TITLE as _TITLE
+from .names_parts import TOKEN as _TOKEN
+from .names_parts import WORD as _WORD
+from .names_parts import capitalised as _capitalised
+from .names_parts import fold as _fold
+from .names_parts import standalone, words
+from .names_parts import value as _value
 from .names_words import COMMON as _COMMON
 from .names_words import FIRST as _FIRST
 from .names_words import ORG_AFTER as _ORG_AFTER
 from .names_words import PARTICLES as _PARTICLES
+from .names_words import PLACE_SURNAMES as _PLACE_SURNAMES
 from .names_words import PLACE_WORDS as _PLACE_WORDS
 from .names_words import STOP as _STOP
+from .names_words import STOP_SURNAMES as _STOP_SURNAMES
 from .names_words import SURNAMES as _SURNAMES
 from .names_words import WORDLIKE_SURNAMES as _WORDLIKE_SURNAMES
 
 KIND = "PERSON"
 
-_TITLE = r"(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Sir|Dame|Herr|Frau|Mme|Mlle|Sr|Sra|Dott|Sig|Ing|Mevr|Rev)"
-_WORD = r"[^\W\d_](?:[^\W\d_]|['’\-](?=[^\W\d_]))*\.?"
-_TOKEN = re.compile(_WORD)
 # Triggers start without "\b" (which stops ``re`` skipping ahead to their first letters):
 # ``_starts_word`` checks the boundary instead.
 _TITLE_RE = re.compile(rf"{_TITLE}\.?\s+(?:(?:med|phil|jur|rer\.\s?nat|h\.\s?c)\.\s+)?(?=[^\W\d_])")
@@ -69,6 +78,9 @@ _NOT_PERSON_KEY = re.compile(
     r"team|group|role|domain|class|func|module|metric|attr|label|env|db|node|project|repo|server|"
     r"device|browser|version|id$|_id|user_agent|useragent|auth|token|secret|passw|cookie|session"
 )
+_NEXT_WORD = re.compile(rf"[ \t]+({_WORD})")
+# "the Albert Hall", "the Kate Park store": a first name after "the" is a place's.
+_THE_BEFORE = re.compile(r"\b[Tt]he[ \t]+$")
 _LIST_JOIN = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|und|et|y|e|en)\s+)")
 # A capitalised word just before a first name that makes it a place.
 _PLACE_BEFORE = re.compile(
@@ -82,10 +94,6 @@ def _lists() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The first-name, common-word-name and surname sets, built once on first use."""
     common = frozenset(_COMMON.split())
     return frozenset(_FIRST.split()) | common, common, frozenset(_SURNAMES.split())
-
-
-def _fold(word: str) -> str:
-    return word.rstrip(".").replace("’", "'").casefold()
 
 
 def _known_first(folded: str) -> bool:
@@ -113,18 +121,31 @@ def _touches_identifier(text: str, start: int, end: int) -> bool:
     )
 
 
-def _capitalised(word: str) -> bool:
-    return word[0].isupper() and not (len(word) > 1 and word.rstrip(".").isupper())
+def _last_surname(text: str, end: int, folded: str) -> bool:
+    """A place or everyday word ending at ``end`` ends a name, not starts a place: a
+    surname such as "Hall", then no more place or business words ("Hall Museum")."""
+    if folded in _STOP_SURNAMES:
+        return _CLAUSE_END.match(text, end) is not None
+    if folded not in _PLACE_SURNAMES:
+        return False
+    after = _NEXT_WORD.match(text, end)
+    if after is None:
+        return True
+    word = after.group(1)
+    return not (_capitalised(word) or _fold(word) in _PLACE_WORDS or _fold(word) in _ORG_AFTER)
 
 
-def _surnames(text: str, pos: int, lower_ok: bool, limit: int = 3) -> tuple[int, bool] | None:
+def _surnames(
+    text: str, pos: int, lower_ok: bool, limit: int = 3, places: bool = False
+) -> tuple[int, bool] | None:
     """The end of the surname tokens starting at ``pos``; None if a place word follows.
 
     The flag says whether a surname was found at all. ``lower_ok``: a lower-case known
-    surname counts (the first name was in lower case too).
+    surname counts (the first name was in lower case too). ``places``: after a strong cue,
+    a place or everyday word that is also a surname can end the name ("Andrew Hall").
     """
     end, found, taken = pos, False, 0
-    cursor = pos
+    cursor = tail = pos
     while taken < limit:
         gap = re.match(r"[ \t]{1,3}", text[cursor:])
         if not gap:
@@ -136,16 +157,24 @@ def _surnames(text: str, pos: int, lower_ok: bool, limit: int = 3) -> tuple[int,
         folded = _fold(word)
         if folded in _PARTICLES and taken < limit - 1:
             cursor = match.end()
+            # A capitalised particle with no name after it is the surname ("Anna Le").
+            tail = match.end() - word.endswith(".") if _capitalised(word) else tail
             continue
-        if _capitalised(word) and folded in _PLACE_WORDS:
-            return None
+        if _capitalised(word) and (folded in _PLACE_WORDS or folded in _STOP_SURNAMES):
+            word_end = match.end() - word.endswith(".")
+            if places and _last_surname(text, word_end, folded):
+                return word_end, True
+            if folded in _PLACE_WORDS:
+                return None
         if folded in _STOP:
             break
         if not (_capitalised(word) or (lower_ok and _surname_like(folded))):
             break
         end = match.end() - (1 if word.endswith(".") else 0)
         found, taken, cursor = True, taken + 1, match.end()
-    return end, found
+        if word.endswith(".") and len(word) > 2:  # "Dean. Where": the sentence ends, not "J."
+            break
+    return (tail, True) if tail > end else (end, found)
 
 
 def _starts_word(text: str, start: int) -> bool:
@@ -194,7 +223,8 @@ def _after_first_name(text: str, low: str) -> list[tuple[int, int]]:
         start, word_end = match.start(), match.start() + len(word)
         if _PLACE_BEFORE.search(text, max(0, start - 8), start):
             continue  # "Santa Barbara", "San Jose", "St. Helena", "Port Elizabeth"
-        rest = _surnames(text, word_end, lower_ok=True)
+        places = folded not in common and not _THE_BEFORE.search(text, max(0, start - 5), start)
+        rest = _surnames(text, word_end, lower_ok=True, places=places)
         if rest is None:
             continue
         end, has_surname = rest
@@ -208,9 +238,12 @@ def _after_first_name(text: str, low: str) -> list[tuple[int, int]]:
 
 
 def _name_at(
-    text: str, pos: int, known_only: bool = False, keyed: bool = False
+    text: str, pos: int, known_only: bool = False, keyed: bool = False, weak: bool = False
 ) -> tuple[int, int] | None:
-    """A name starting at ``pos``: a capitalised word, or a known first name in lower case."""
+    """A name starting at ``pos``: a capitalised word, or a known first name in lower case.
+
+    ``weak``: the cue before it is an intro ("this is") or a bare ``name`` key, so a first
+    name that is also a place's ("Jordan Park") takes no place word as its surname."""
     match = _TOKEN.match(text, pos)
     if not match or _touches_identifier(text, match.start(), match.end()):
         return None
@@ -222,7 +255,8 @@ def _name_at(
     if not (known or (_capitalised(word) and len(word) > 1 and not known_only)):
         return None
     end = match.start() + len(word)
-    rest = _surnames(text, end, lower_ok=True)
+    places = folded not in _PLACE_WORDS and not (weak and folded in _lists()[1])
+    rest = _surnames(text, end, lower_ok=True, places=places)
     if rest is None:
         return None
     after = _TOKEN.match(text, rest[0] + 1)
@@ -239,7 +273,7 @@ def _titled(text: str) -> list[tuple[int, int]]:
     for match in _TITLE_RE.finditer(text):
         if not _starts_word(text, match.start()) or not text[match.end()].isupper():
             continue
-        rest = _surnames(text, match.end() - 1, lower_ok=False)
+        rest = _surnames(text, match.end() - 1, lower_ok=False, places=True)
         if rest and rest[1]:
             spans.append((match.start(), rest[0]))
     return spans
@@ -248,7 +282,8 @@ def _titled(text: str) -> list[tuple[int, int]]:
 def _greeted(text: str, low: str) -> list[tuple[int, int]]:
     spans = []
     for match in _cue_re().finditer(" " + low):
-        span = _name_at(text, match.end() - 1, known_only=match.group("greeting") is None)
+        intro = match.group("greeting") is None
+        span = _name_at(text, match.end() - 1, known_only=intro, weak=intro)
         if span:
             spans.append(span)
     for match in _SIGNOFF.finditer(text) if "\n" in text else ():
@@ -266,8 +301,9 @@ def _keyed(text: str, low: str) -> list[tuple[int, int]]:
         if _NOT_PERSON_KEY.search(match.group(1)):
             continue
         group = next(g for g in (2, 3, 4) if match.group(g) is not None)
+        bare = match.group(1).lower() == "name"  # "name": "Victoria Park" may be a place
         if group == 4:
-            span = _name_at(text, match.start(4), keyed=True)
+            span = _name_at(text, match.start(4), keyed=True, weak=bare)
             if span:
                 spans.append(span)
             continue
@@ -281,6 +317,11 @@ def _keyed(text: str, low: str) -> list[tuple[int, int]]:
             continue
         if not (stripped[0].isupper() or words[0] in _lists()[0]):
             continue
+        # A place or everyday word may be the surname ("Andrew Hall"), never a first word
+        # or a middle one ("Washington Street store").
+        last = stripped.split()[-1]
+        if len(words) > 1 and _capitalised(last) and _last_surname(last, len(last), words[-1]):
+            words = words if bare and words[0] in _lists()[1] else words[:-1]
         if len(words) <= 5 and not any(w in _PLACE_WORDS or w in _STOP for w in words):
             spans.append((start, end))
     return spans
@@ -318,47 +359,6 @@ def _listed(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
             more.append((match.start(), rest[0]))
             cursor = rest[0]
     return more
-
-
-def _value(text: str) -> str:
-    words = [_fold(w) for w in _TOKEN.findall(text)]
-    while words and re.fullmatch(_TITLE.lower(), words[0]):
-        words = words[1:]
-    return " ".join(words) or text.casefold()
-
-
-_TITLE_WORD = re.compile(rf"(?i){_TITLE}\.?|med|phil|jur|rer|nat|h|c")
-
-
-def words(span: str) -> list[tuple[int, int, str]]:
-    """The words of a name that identify someone, with their offsets in ``span`` and
-    their folded form: not a title ("Dr."), not a particle ("van der")."""
-    found = []
-    for match in _TOKEN.finditer(span):
-        word = match.group()
-        folded = _fold(word)
-        if _TITLE_WORD.fullmatch(word) or folded in _PARTICLES:
-            continue
-        end = match.end() - (1 if word.endswith(".") else 0)
-        if folded.endswith("'s") and len(folded) > 3:  # "Farage's": the name is "Farage"
-            end, folded = end - 2, folded[:-2]
-        found.append((match.start(), end, folded))
-    return found
-
-
-def standalone(word: str) -> bool:
-    """Whether a name word, seen alone elsewhere in the record ("Smith" after "John
-    Smith"), still names that person: capitalised, not an everyday word or a place."""
-    folded = _fold(word)
-    return (
-        len(folded) > 2
-        and _capitalised(word)
-        and folded not in _lists()[1]
-        and folded not in _STOP
-        and folded not in _PLACE_WORDS
-        and folded not in _PARTICLES
-        and not _TITLE_WORD.fullmatch(word)
-    )
 
 
 def detect(text: str) -> list[Found]:

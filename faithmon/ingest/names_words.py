@@ -91,6 +91,14 @@ heights estates cottage farm lodge manor barn villa mill grange rectory vicarage
 buildings
 """.split()
 )
+# Place words that are also common surnames: after a first name or a strong cue ("my name
+# is", a title, a greeting, a name field) and at the end of the phrase, a person's.
+# Street types other than "lane" are left out: "George Street" is a place far more often.
+PLACE_SURNAMES = frozenset(
+    """
+hall lane park house church branch hills villa lodge bridge tower lake beach mill grange
+""".split()
+)
 STOP = frozenset(
     """
 i a an the and or but if of to in on at for from with by as is are was were be been am my team all
@@ -104,6 +112,9 @@ agent bot assistant service manager sales billing customer's not will can could 
 shall might must have has had do does did got get
 """.split()
 )
+# Everyday words that are also surnames ("Julie May"): a surname only after a strong cue
+# and at the end of a clause, so "Dear Anna May I ask" stays a question.
+STOP_SURNAMES = frozenset("may will best".split())
 ORG_AFTER = frozenset("support team sales service care desk billing helpdesk crew staff".split())
 PARTICLES = frozenset(
     "van von der den de da di del della des du la le dos das bin ben al el ter ten mac".split()

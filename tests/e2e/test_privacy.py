@@ -85,8 +85,9 @@ def corpus(count: int) -> tuple[list[dict[str, Any]], list[str]]:
         city = fake.city()
         address = f"{street}, {city}, {fake.state_abbr()} {fake.zipcode()}"
         raw += [f"{first} {last}", last, street, city]
+        # "owner", not "holder": Faker draws the surname Holder, hunted in lower case too.
         chunk = (
-            f"Account holder {values['email']} (phone {values['phone']}) pays by card "
+            f"Account owner {values['email']} (phone {values['phone']}) pays by card "
             f"{values['card']} or from IBAN {values['iban']}. Order A{n}7 of 3 March 2026 "
             f"cost 12.50 euros and ships within 30 days. Login from {values['ip']}."
         )
@@ -121,6 +122,14 @@ def variants(value: str) -> set[str]:
     return found
 
 
+def appears(form: str, text: str) -> bool:
+    """``form`` is in ``text``; a name, surname or town as a whole word, since "Li" or
+    "Tran" inside "billing" or "transport" is no leak."""
+    if form not in text or not form.replace(" ", "").isalpha():
+        return form in text
+    return re.search(rf"(?<![^\W\d_]){re.escape(form)}(?![^\W\d_])", text) is not None
+
+
 @pytest.mark.usefixtures("database_url")
 def test_no_raw_pii_anywhere_and_faithfulness_survives(
     env: dict[str, str],
@@ -129,7 +138,7 @@ def test_no_raw_pii_anywhere_and_faithfulness_survives(
 ) -> None:
     """A leak hunt over every table, every log line and every judge request finds nothing."""
     url, process = server
-    records, raw_values = corpus(30)
+    records, raw_values = corpus(300)
     fm.setup(endpoint=url, service_name="privacy-app")
     trace_ids = []
     try:
@@ -186,7 +195,7 @@ def test_no_raw_pii_anywhere_and_faithfulness_survives(
         for value in raw_values
         for form in variants(value)
         for where, text in haystacks.items()
-        if form in text
+        if appears(form, text)
     ]
     assert leaks == []
     assert "<EMAIL_" in haystacks["database"] and "<IBAN_" in haystacks["judge requests"]

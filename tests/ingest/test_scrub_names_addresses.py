@@ -53,16 +53,35 @@ PERSONS = [
     ("will smith here, card declined", "will smith"),
     ("Kowalski, Anna (account owner)", "Kowalski, Anna"),
     ("Hans-Jürgen Weiß rief an.", "Hans-Jürgen Weiß"),
+    # A place word as the surname, after a strong cue or a known first name.
+    ("Hi, my name is Andrew Hall. Is my order late?", "Andrew Hall"),
+    ("Thanks Carolyn Lane, we will write.", "Carolyn Lane"),
+    ("Thanks Dwayne Hall, we will write.", "Dwayne Hall"),
+    ("customer_name: Dwayne Hall; ships to you", "Dwayne Hall"),
+    ('{"customer_name": "Brittany Park", "plan": "pro"}', "Brittany Park"),
+    ('{"customer_name": "Jordan Lane"}', "Jordan Lane"),
+    ("Dr. Emily Church confirmed it.", "Emily Church"),
+    ("this is Andrew Hall, hi", "Andrew Hall"),
+    ("Meet Andrew Hall at noon.", "Andrew Hall"),
+    # An everyday word as the surname, at the end of its clause.
+    ("Hi, my name is Julie May.", "Julie May"),
+    ("Thanks Julie May, we will write.", "Julie May"),
+    # A particle first or last is a name ("Ben", "Le"), between two words it is not.
+    ("Thanks Ben Smith, bye", "Ben Smith"),
+    ("Hi, my name is Anna Le.", "Anna Le"),
 ]
 
 
 @pytest.mark.parametrize(("text", "value"), PERSONS)
 def test_person_is_found_whole(scrubber: PiiScrubber, text: str, value: str) -> None:
-    """Each name form lies wholly inside one PERSON span and leaves the scrubbed text."""
+    """Each name form lies wholly inside one PERSON span and leaves the scrubbed text:
+    no word of it stays raw but a particle between two ("van der")."""
     assert _covered(scrubber, text, value, "PERSON")
     scrubbed = scrubber.scrub_text(text)
     assert value not in scrubbed
     assert "<PERSON_" in scrubbed
+    kept = set(re.findall(r"[^\W\d_]+", value)) & set(re.findall(r"[^\W\d_]+", scrubbed))
+    assert kept <= {"van", "der", "Dr", "Ms", "Prof", "Mr"}, kept
 
 
 ADDRESSES = [
@@ -125,6 +144,18 @@ KEPT = [
     "Authorization: Basic ZmFrZXVzZXI6ZmFrZXBhc3N3b3Jk",
     '{"product_name": "Premium Plan", "name": "Washington Street store"}',
     "The Sunny Valley Bakery on Rose Street is closed in June.",
+    # Place words after a first name or a cue that stay places.
+    "Tickets for the Albert Hall go on sale in May.",
+    "Pick it up at the Andrew Hall store.",
+    "Andrew Hall Museum opens at 9.",
+    "Hi Washington Street store team",
+    "Thanks, Main Street Bakery!",
+    "Ask for Victoria Park staff",
+    "its Jordan Park, not ours",
+    "Mill Lane is closed",
+    "Dr. Smith Clinic is open",
+    '{"name": "Victoria Park"}',
+    "Thanks Acme Inc, great work",
 ]
 
 
@@ -188,3 +219,66 @@ def test_scrubbing_is_idempotent(scrubber: PiiScrubber) -> None:
     """Placeholders are not detected again."""
     once = scrubber.scrub_text("Dear Ms Quispe, we ship to 10 Downing Street, London SW1A 2AA.")
     assert scrubber.scrub_text(once) == once
+
+
+def test_everyday_word_after_a_name_is_kept() -> None:
+    """ "May" after a name but opening the next clause is the verb, not a surname."""
+    scrubbed = PiiScrubber(KEY).scrub_text("Dear Anna May I ask about the refund?")
+    assert scrubbed.endswith(" May I ask about the refund?")
+    assert "Anna" not in scrubbed
+
+
+@pytest.mark.parametrize(
+    ("name", "alone"),
+    [
+        ("Heather Dean", "Dean"),
+        ("Tom Frank", "Frank"),
+        ("Julie May", "May"),
+        ("Ann Miles", "Miles"),
+        ("Rosa Chase", "Chase"),
+        ("Kim Lee", "Lee"),
+        ("Amy Heath", "Heath"),
+        ("Wei Li", "Li"),
+        ("Andrew Hall", "Hall"),
+        ("Carolyn Lane", "Lane"),
+    ],
+)
+def test_a_common_or_short_surname_alone_keeps_its_token(name: str, alone: str) -> None:
+    """A surname that is also a first name, a word, a place word or two letters long,
+    repeated alone and capitalised in the record, is the same person's: same token."""
+    record = make_record(
+        question=f"Hi, my name is {name}. Where is my parcel?",
+        chunks=(f"customer_name: {name}; ships Monday.",),
+        answer=f"Thanks {name}, it ships Monday, and {alone} signs for it.",
+    )
+    scrubbed = PiiScrubber(KEY)(record)
+    texts = [scrubbed.question, scrubbed.answer, scrubbed.chunks[0].text]
+    assert not any(re.search(rf"\b{alone}\b", text) for text in texts)
+    assert scrubbed.question.endswith(". Where is my parcel?")  # the sentence ended the name
+    surname = re.findall(r"<PERSON_[0-9a-f]{8}>", scrubbed.question)[-1]
+    assert scrubbed.answer.endswith(f", and {surname} signs for it.")
+
+
+def test_lower_case_words_stay_unless_the_name_was_written_so() -> None:
+    """A capitalised name makes its capitalised words names elsewhere, not the everyday
+    lower-case ones ("frank", "may", "will"); a name written in lower case makes its
+    lower-case words names too, but never a function word ("I will")."""
+    scrubber = PiiScrubber(KEY)
+    capitalised = scrubber(
+        make_record(
+            question="Hi, my name is Will Frank May. To be frank, it may take a week.",
+            answer="Thanks, Frank: we will write, and the refund may follow.",
+        )
+    )
+    assert capitalised.question.endswith("To be frank, it may take a week.")
+    assert capitalised.answer.startswith("Thanks, <PERSON_")
+    assert capitalised.answer.endswith(": we will write, and the refund may follow.")
+    lower = scrubber(
+        make_record(
+            question="hi its will smith again, my card was declined",
+            answer="sorry smith, we will look into it",
+        )
+    )
+    assert "smith" not in lower.question + lower.answer
+    assert lower.answer.startswith("sorry <PERSON_")
+    assert lower.answer.endswith(", we will look into it")
