@@ -184,11 +184,17 @@ class Fleet:
         """
         return self._terminate([m for m in self.members if m.process is not None])
 
-    def restart_receiver(self, index: int) -> int | None:
-        """Stop receiver ``index`` with SIGTERM (it saves its buffer), start it again on the
-        same port and wait until it is healthy; returns the old process's exit status."""
+    def restart_receiver(self, index: int, kill: bool = False) -> int | None:
+        """Stop receiver ``index`` with SIGTERM (it saves its buffer), or with SIGKILL (its
+        spool replays what it acknowledged), start it again on the same port and wait until
+        it is healthy; returns the old process's exit status."""
         member = self.receiver_members[index]
-        status = self._terminate([member])[member.name]
+        if kill and member.process is not None:
+            if member.process.poll() is None:
+                member.process.kill()
+            status: int | None = member.process.wait()
+        else:
+            status = self._terminate([member])[member.name]
         member.restarts += 1
         self._spawn(member)
         self._wait_ready(member)

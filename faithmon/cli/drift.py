@@ -1,4 +1,4 @@
-"""`faithmon drift status|calibrate`: the production drift detectors per segment."""
+"""`faithmon drift status|rebuild|calibrate`: the production drift detectors per segment."""
 
 from __future__ import annotations
 
@@ -26,6 +26,25 @@ def _state(reading: drift.Reading) -> str:
     if reading.explained_by is not None:
         return "explained by " + segment_key(reading.explained_by)
     return reading.level
+
+
+@drift_group.command("rebuild")
+def drift_rebuild() -> None:
+    """Fold every stored score into the detectors again (each worker run folds only new ones)."""
+    import time
+
+    from .. import jobs
+
+    settings = load_settings()
+    judge_ = wiring.make_judge(settings)
+    config = wiring.drift_config(settings)
+    started = time.perf_counter()
+    with wiring.open_store(settings) as sessions:
+        folded = jobs.rebuild_drift(sessions, judge_.name, config)
+    click.echo(
+        f"rebuilt the drift detectors of {judge_.name}: {folded.read} scored records folded "
+        f"up to evaluation {folded.state.watermark} in {time.perf_counter() - started:.1f}s"
+    )
 
 
 @drift_group.command("status")

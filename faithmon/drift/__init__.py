@@ -2,7 +2,16 @@
 over outcomes)."""
 
 from ..model import MIN_RATE, Baseline, FrozenBaselines, Stream
-from .arl import alarm_rate, cusum, first_alarm, increments, run_length, threshold_for
+from .arl import (
+    alarm_rate,
+    cusum,
+    first_alarm,
+    increments,
+    learn,
+    run_length,
+    solved,
+    threshold_for,
+)
 from .baseline import baseline_window, compute_baselines, freeze, partitions, wilson_interval
 from .budget import thresholds
 from .calibrate import Calibration, calibrate
@@ -17,8 +26,8 @@ from .config import (
     Level,
     detector_key,
 )
-from .detect import Reading, detect, restart_points
-from .silence import Silence, silences
+from .detect import Reading, detect, read, restart_points
+from .silence import Silence, silences, silences_of
 from .summary import summarize
 from .weights import REASONS as SAMPLING_REASONS
 from .weights import sampling_weights, weigh
@@ -50,11 +59,15 @@ __all__ = [
     "first_alarm",
     "freeze",
     "increments",
+    "learn",
     "partitions",
+    "read",
     "restart_points",
     "run_length",
     "sampling_weights",
     "silences",
+    "silences_of",
+    "solved",
     "summarize",
     "threshold_for",
     "thresholds",

@@ -125,6 +125,45 @@ def _threshold(q: float, q0: float, q1: float, target: float, spread: float) -> 
     return h1
 
 
+_SOLVED: dict[str, float] = {}
+"""Thresholds and run lengths solved in this process (or learnt from a stored run), by
+their rounded inputs: solving one costs milliseconds, a run asks for a hundred."""
+
+_KEEP = 4096
+
+
+def _remember(key: str, value: float) -> float:
+    if len(_SOLVED) >= _KEEP:
+        del _SOLVED[next(iter(_SOLVED))]
+    _SOLVED[key] = value
+    return value
+
+
+def solved() -> dict[str, float]:
+    """What was solved so far, to store beside the detectors' state."""
+    return dict(_SOLVED)
+
+
+def forget() -> None:
+    """Drop what this process solved (benchmarks: a fresh CLI process knows nothing)."""
+    _SOLVED.clear()
+    _threshold.cache_clear()
+
+
+def learn(known: dict[str, float]) -> None:
+    """Take solutions stored by an earlier run (another process: the CLI, a restart)."""
+    for key, value in known.items():
+        if isinstance(value, int | float) and key not in _SOLVED:
+            _remember(key, float(value))
+
+
+def delay_of(q0: float, q1: float, h: float) -> float:
+    """Expected records for the CUSUM tuned for q0 → q1 to reach ``h`` after the shift."""
+    key = f"d|{q0:.6g}|{q1:.6g}|{h:.6g}"
+    known = _SOLVED.get(key)
+    return known if known is not None else _remember(key, run_length(q1, q0, q1, h))
+
+
 def threshold_for(
     q0: float,
     q1: float,
@@ -142,7 +181,9 @@ def threshold_for(
     target = float(f"{max(target_records, 2.0):.2g}")
     q = q0 if rate is None else rate
     key = (round(q, 4), round(q0, 4), round(q1, 4), target, round(spread, 4))
-    return round(_threshold(*key), 3)
+    name = "h|" + "|".join(f"{part:.6g}" for part in key)
+    known = _SOLVED.get(name)
+    return known if known is not None else _remember(name, round(_threshold(*key), 3))
 
 
 def cusum(

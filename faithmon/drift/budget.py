@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..model import Baseline
-from .arl import run_length, threshold_for
+from .arl import delay_of, threshold_for
 from .config import DAYS_30, STREAMS, DriftConfig, detector_key
 
 
@@ -52,7 +52,7 @@ def thresholds(
                 h = config.calibrated[dkey]
             else:
                 h = threshold_for(q0, q1, per_day * DAYS_30 / share, spread=spread)
-            delay = run_length(q1, q0, q1, h)
+            delay = delay_of(q0, q1, h)
             too_slow = key != root and delay > per_day * config.max_delay_days
             result[dkey] = (h, delay, too_slow)
         now_folded = {k for k, (_, _, f) in result.items() if f}

@@ -46,11 +46,19 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from ..model import Baseline, Outcome, Signal, Stream, segment_key, segments_of
-from .arl import cusum
-from .baseline import SegmentOutcomes, in_segment, is_bad, wilson_interval
+from ..model import (
+    Baseline,
+    FrozenBaselines,
+    Outcome,
+    Signal,
+    Stream,
+    segment_key,
+    segments_of,
+)
+from .baseline import in_segment, wilson_interval
 from .budget import thresholds
-from .config import MAX_EXAMPLES, RULES, STREAMS, DriftConfig, Level, detector_key
+from .config import RULES, STREAMS, DriftConfig, Level, detector_key
+from .state import DriftState, Folder, Live, Segment
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,17 +164,10 @@ def _level(statistic: float, threshold: float) -> Level:
     return "pending" if statistic >= threshold / 2 else "ok"
 
 
-def _weighted(outcomes: Sequence[Outcome], stream: Stream) -> float:
-    """Bad records, corrected for sampling and scaled to the number of outcomes."""
-    total = sum(o.weight for o in outcomes)
-    if not total:
-        return 0.0
-    return sum(o.weight for o in outcomes if is_bad(o, stream)) / total * len(outcomes)
-
-
-def _per_day(stream: SegmentOutcomes, clock: datetime) -> float:
-    days = max((clock - stream.first_at).total_seconds() / 86400, 1 / 24)
-    return stream.seen / days
+def _per_day(segment: Segment, clock: datetime) -> float:
+    first = segment.first_at or clock
+    days = max((clock - first).total_seconds() / 86400, 1 / 24)
+    return segment.seen / days
 
 
 def detect(
@@ -185,46 +186,49 @@ def detect(
     measured against (default: the newest outcome). ``ends`` maps a partition's
     overall key to the end of the window it was frozen over, where that is not
     ``window_end``; a partition without a baseline for its overall is left out
-    (its baseline is still building).
+    (its baseline is still building). The outcomes are folded in the order given
+    (see :mod:`.state`); the worker folds them run by run instead.
     """
-    since = since or {}
-    ends = ends or {}
-    clock = now or (outcomes[-1].at if outcomes else window_end)
-    streams: dict[str, SegmentOutcomes] = {}
-    roots: dict[str, str] = {}
-    for outcome in outcomes:
-        root = segment_key(config.partition_of(outcome.labels))
-        end = ends.get(root, window_end)
-        for segment in segments_of(outcome.labels, config.dimensions, config.partition):
-            key = segment_key(segment)
-            stream = streams.get(key)
-            if stream is None:
-                stream = streams[key] = SegmentOutcomes(segment, [], outcome.at)
-                roots[key] = root
-            stream.seen += 1
-            if outcome.at > end:
-                stream.outcomes.append(outcome)
-    # A partition is watched once its overall has a baseline and records after it.
-    live = {k for k, s in streams.items() if s.outcomes and k == roots[k] and k in baselines}
-    streams = {k: s for k, s in streams.items() if s.outcomes and roots[k] in live}
+    frozen = FrozenBaselines(
+        window_end, window_end, baselines, {k: (e, e) for k, e in (ends or {}).items()}
+    )
+    state = DriftState(since=dict(since or {}))
+    folder = Folder(state, frozen, config)
+    for i, outcome in enumerate(outcomes, 1):
+        folder.fold_one(outcome if outcome.seq else replace(outcome, seq=i))
+    return read(state, frozen, config, now)
+
+
+def read(
+    state: DriftState,
+    frozen: FrozenBaselines,
+    config: DriftConfig,
+    now: datetime | None = None,
+) -> list[Reading]:
+    """Every detector's reading from the folded state: thresholds from the traffic rates,
+    levels, recovery, examples and attribution."""
+    baselines = frozen.segments
+    clock = now or state.newest or frozen.end
+    streams = {
+        key: segment
+        for key, segment in state.segments.items()
+        if segment.after and segment.root in baselines
+    }
     rates = {k: (s.segment, _per_day(s, clock)) for k, s in streams.items()}
-    limits = thresholds(rates, baselines, config, {k: roots[k] for k in streams})
+    limits = thresholds(rates, baselines, config, {k: s.root for k, s in streams.items()})
     readings: dict[str, Reading] = {}
-    for key, stream in streams.items():
+    for key, segment in streams.items():
         own = baselines.get(key)
         source: Literal["own", "overall"] = "own" if own is not None else "overall"
-        baseline = own if own is not None else baselines[roots[key]]
+        baseline = own if own is not None else baselines[segment.root]
         for kind in STREAMS:
-            dkey = detector_key(kind, stream.segment)
-            start = since.get(dkey)
-            live_outcomes = (
-                stream.outcomes if start is None else [o for o in stream.outcomes if o.at > start]
-            )
+            dkey = detector_key(kind, segment.segment)
             h, delay, folded = limits[dkey]
             reading = _read(
                 kind,
-                stream.segment,
-                live_outcomes,
+                segment.segment,
+                state.live.get(dkey) or Live(),
+                state,
                 baseline,
                 source,
                 h,
@@ -233,9 +237,9 @@ def detect(
                 delay=delay,
                 folded=folded,
             )
-            readings[dkey] = replace(reading, partition=streams[roots[key]].segment)
+            readings[dkey] = replace(reading, partition=streams[segment.root].segment)
     for kind in STREAMS:
-        _attribute(readings, streams, kind, config)
+        _attribute(readings, state, kind)
     # Partition by partition, each overall first.
     return sorted(
         readings.values(),
@@ -289,7 +293,8 @@ def restart_points(
 def _read(
     stream: Stream,
     segment: Mapping[str, str],
-    outcomes: Sequence[Outcome],
+    live: Live,
+    state: DriftState,
     baseline: Baseline,
     source: Literal["own", "overall"],
     threshold: float,
@@ -301,48 +306,35 @@ def _read(
 ) -> Reading:
     q0 = baseline.rate_of(stream)
     q1 = min(q0 + config.shift_of(stream), 0.99)
-    weights = [o.weight for o in outcomes]
-    uniform = all(w == weights[0] for w in weights)
-    statistic, start = cusum(
-        [is_bad(o, stream) for o in outcomes], q0, q1, None if uniform else weights
+    recent_n = len(live.recent)
+    recent_weight = sum(w for _, w in live.recent)
+    recent_bad = (
+        sum(w for bad, w in live.recent if bad) / recent_weight * recent_n if recent_weight else 0.0
     )
-    recent = outcomes[-config.recovery_records :]
-    recent_bad = _weighted(recent, stream)
-    _, recent_high = wilson_interval(recent_bad, len(recent))
-    examples = tuple(
-        sorted(
-            (o for o in outcomes if is_bad(o, stream)),
-            key=lambda o: (o.critical, o.at),
-            reverse=True,
-        )
-    )[:MAX_EXAMPLES]
+    _, recent_high = wilson_interval(recent_bad, recent_n)
+    examples = tuple(state.examples[seq] for _, _, seq in live.examples if seq in state.examples)
     return Reading(
         segment=dict(segment),
         baseline=baseline,
         baseline_source=source,
-        records=len(outcomes),
-        unsupported=_weighted(outcomes, stream),
-        statistic=statistic,
-        level=_level(statistic, threshold),
+        records=live.n,
+        unsupported=live.bad / live.weight * live.n if live.weight else 0.0,
+        statistic=live.statistic,
+        level=_level(live.statistic, threshold),
         threshold=threshold,
         stream=stream,
-        change_at=outcomes[start].at if start is not None else None,
-        last_at=outcomes[-1].at if outcomes else None,
-        recovered=bool(recent) and recent_high < q1,
-        recent=(len(recent), recent_bad),
+        change_at=live.change_at,
+        last_at=live.last_at,
+        recovered=bool(recent_n) and recent_high < q1,
+        recent=(recent_n, recent_bad),
         per_day=per_day,
         expected_delay=delay,
         folded=folded,
-        examples=examples if start is not None else (),
+        examples=examples if live.change_at is not None else (),
     )
 
 
-def _attribute(
-    readings: dict[str, Reading],
-    streams: Mapping[str, SegmentOutcomes],
-    stream: Stream,
-    config: DriftConfig,
-) -> None:
+def _attribute(readings: dict[str, Reading], state: DriftState, stream: Stream) -> None:
     mine = {k: r for k, r in readings.items() if r.stream == stream}
     drifting = sorted(
         (r for r in mine.values() if r.level != "ok" and not r.folded),
@@ -350,16 +342,14 @@ def _attribute(
         # the other way round.
         key=lambda r: (-(r.rate - r.baseline_rate), r.records, r.segment == r.partition),
     )
-    # Only a segment of its own partition explains a reading: never another tenant's.
+    # Only a segment of its own partition explains a reading: never another tenant's. The
+    # CUSUM of a reading's records outside a root is kept by the fold (``Segment.rest``).
     roots_by_partition: dict[str, list[Reading]] = {}
     for reading in drifting:
-        outcomes = streams[segment_key(reading.segment)].outcomes
+        rest = state.segments[segment_key(reading.segment)].rest[stream]
         roots = roots_by_partition.setdefault(segment_key(reading.partition), [])
         for root in roots:
-            rest = [is_bad(o, stream) for o in outcomes if not in_segment(o, root.segment)]
-            q0 = reading.baseline_rate
-            statistic, _ = cusum(rest, q0, min(q0 + config.shift_of(stream), 0.99))
-            if statistic < reading.threshold / 2:
+            if rest.get(segment_key(root.segment), 0.0) < reading.threshold / 2:
                 key = detector_key(stream, reading.segment)
                 readings[key] = replace(reading, explained_by=dict(root.segment))
                 break

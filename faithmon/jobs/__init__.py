@@ -2,14 +2,15 @@
 and ``faithmon.worker`` schedules them.
 
 - ``score_pending`` (``score.py``) leases pending records, judges them and stores evaluations;
-- ``check_drift`` (``drift.py``) updates the per-segment detectors and the alerts;
+- ``check_drift`` (``drift.py``) folds newly scored outcomes into the per-segment
+  detectors (``drift_fold.py``) and updates the alerts; ``rebuild_drift`` folds them all;
 - ``run_sentinels`` (``sentinels.py``) measures each judge configuration on known cases;
 - ``apply_retention`` (``retention.py``) and ``calibrate_drift`` (``calibrate.py``).
 """
 
 from ._shared import STOPPING, worker_id
 from .calibrate import calibrate_drift
-from .drift import DRIFT_RULES, DriftRun, check_drift
+from .drift import DRIFT_RULES, DriftRun, check_drift, rebuild_drift
 from .retention import apply_retention
 from .score import JUDGE_BLOCKED_RULE, RetryPolicy, score_pending
 from .sentinels import JUDGE_DRIFT_RULE, NEVER_TRUSTED, SentinelRun, run_sentinels
@@ -26,6 +27,7 @@ __all__ = [
     "apply_retention",
     "calibrate_drift",
     "check_drift",
+    "rebuild_drift",
     "run_sentinels",
     "score_pending",
     "worker_id",

@@ -16,16 +16,16 @@ from typing import Any
 from .. import drift
 from ..alerts import Policy as AlertPolicy
 from ..alerts import deliver, reconcile, to_tell
-from ..model import Alert, AlertSink, Outcome, Signal
+from ..drift.state import DriftState
+from ..model import Alert, AlertSink, Signal
 from ..model.standing import ProofFloor
 from ..store import Sessions
 from ..store import alerts as store_alerts
 from ..store import baselines as store_baselines
 from ..store import drift_runs as store_drift_runs
-from ..store import evaluations as store_evaluations
-from ..store import sampling as store_sampling
 from ..store import sentinels as store_sentinels
 from ..store import thresholds as store_thresholds
+from . import drift_fold
 
 logger = logging.getLogger(__name__)
 
@@ -48,19 +48,6 @@ DRIFT_RULES = (drift.RULE, drift.CRITICAL_RULE, drift.NO_DATA_RULE)
 STREAM_OF_RULE: dict[str, drift.Stream] = {rule: stream for stream, rule in drift.RULES.items()}
 
 
-def _restarts(
-    resolved: Sequence[Alert], outcomes: Sequence[Outcome], config: drift.DriftConfig
-) -> dict[str, datetime]:
-    """Detector key → the trace time its CUSUM restarts from (see drift.restart_points)."""
-    resets = []
-    for alert in resolved:
-        reset = alert.details.get("reset_at")
-        if reset:
-            stream = STREAM_OF_RULE[alert.rule]
-            resets.append((stream, alert.segment, datetime.fromisoformat(reset)))
-    return drift.restart_points(outcomes, resets, config.dimensions, config.partition)
-
-
 def _in_context(
     signals: Sequence[Signal], judge_name: str, sentinel: Mapping[str, Any]
 ) -> list[Signal]:
@@ -81,49 +68,55 @@ def check_drift(
     dry_run: bool = False,
     policy: AlertPolicy | None = None,
     floor: ProofFloor | None = None,
+    rebuild: bool = False,
 ) -> DriftRun:
     """Update every detector and the alerts; sinks hear of the changes the policy says to tell.
 
     A judge below the sentinels' ``floor`` (unproven) or drifting is held back: the run
     is computed and stored, and raises no alert. One with no sentinel run yet is not.
     With ``dry_run`` the readings are computed and nothing is written (the baseline
-    is not frozen, no alert changes): what `faithmon drift status` shows.
+    is not frozen, no alert changes, the fold is not kept): what `faithmon drift status`
+    shows. Each run reads only the outcomes after the kept state's horizon (see
+    :mod:`.drift_fold`);
+    ``rebuild`` folds every stored outcome again.
     """
     policy = policy or AlertPolicy()
     clock = now()
     with sessions() as session, session.begin():
         standing = store_sentinels.standing(session, judge_name, floor or ProofFloor())
         held_back = standing.held_back
-        outcomes = drift.weigh(
-            store_evaluations.outcomes(session, judge_name),
-            store_sampling.sampling_counts(session, reasons=drift.SAMPLING_REASONS),
-        )
         stored = store_baselines.load_baselines(session, judge_name)
-        frozen = drift.freeze(outcomes, config, stored)
-        parts = {key: root for key, (root, _) in drift.partitions(outcomes, config).items()}
+        folded = drift_fold.advance(session, judge_name, config, stored, rebuild, clock)
+        frozen = stored
+        waiting = drift_fold.building(session, judge_name, config, stored, folded.state)
+        if waiting is not None:
+            frozen = drift.freeze(drift_fold.weighed(session, waiting), config, stored)
+        if frozen is not None and frozen is not stored:
+            if not dry_run:
+                # Rows already frozen keep what they have: only new partitions are added.
+                store_baselines.save_baselines(session, judge_name, frozen)
+                _log_frozen(judge_name, frozen, stored, folded.state)
+            # The new baselines change what every detector folds: fold again from the start.
+            folded = drift_fold.advance(session, judge_name, config, frozen, True, clock)
+        state = folded.state
         building = tuple(
-            root for key, root in parts.items() if frozen is None or key not in frozen.segments
+            state.segments[root].segment
+            for root in sorted(state.roots())
+            if frozen is None or root not in frozen.segments
         )
         if frozen is None:
             if not dry_run:
+                drift_fold.save(session, judge_name, folded, clock)
                 store_drift_runs.save(
                     session, judge_name, clock, False, held_back, drift.summarize((), ())
                 )
             return DriftRun(False, (), (), held_back=held_back, building=building)
-        if frozen is not stored and not dry_run:
-            # Rows already frozen keep what they have: only new partitions are added.
-            store_baselines.save_baselines(session, judge_name, frozen)
-            _log_frozen(judge_name, frozen, stored, parts)
         if not config.calibrated and config.threshold is None:
             config = replace(config, calibrated=store_thresholds.load(session))
-        resolved = store_alerts.resolved_alerts(session, list(drift.RULES.values()))
-        since = _restarts(resolved, outcomes, config)
-        ends = {key: window[1] for key, window in frozen.windows.items()}
-        readings = drift.detect(
-            outcomes, frozen.segments, frozen.end, config, since=since, ends=ends
-        )
-        no_data, silent = drift.silences(outcomes, config, clock)
+        readings = drift.read(state, frozen, config)
+        no_data, silent = drift.silences_of(state, config, clock)
         if not dry_run:
+            drift_fold.save(session, judge_name, folded, clock)
             # What the read API serves until the next run: it does not run the detectors.
             summary = drift.summarize(readings, silent)
             store_drift_runs.save(session, judge_name, clock, True, held_back, summary)
@@ -154,13 +147,29 @@ def _log_frozen(
     judge_name: str,
     frozen: drift.FrozenBaselines,
     stored: drift.FrozenBaselines | None,
-    parts: Mapping[str, Mapping[str, str]],
+    state: DriftState,
 ) -> None:
     # Counts only: a tenant's name comes from its records' labels.
     new = [key for key in frozen.segments if stored is None or key not in stored.segments]
     logger.info(
         "faithmon: drift baseline for %s frozen over %d records, %d segments",
         judge_name,
-        sum(frozen.segments[key].records for key in new if key in parts),
+        sum(frozen.segments[key].records for key in new if key in state.members),
         len(new),
     )
+
+
+def rebuild_drift(
+    sessions: Sessions,
+    judge_name: str,
+    config: drift.DriftConfig,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> drift_fold.Folded:
+    """Fold every stored outcome of ``judge_name`` again and keep that state; alerts are
+    left to the next run. What the incremental runs agree with, by construction."""
+    with sessions() as session, session.begin():
+        frozen = store_baselines.load_baselines(session, judge_name)
+        clock = now()
+        folded = drift_fold.advance(session, judge_name, config, frozen, True, clock)
+        drift_fold.save(session, judge_name, folded, clock)
+    return folded

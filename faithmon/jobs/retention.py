@@ -12,6 +12,10 @@ from ..store import retention as store_retention
 logger = logging.getLogger(__name__)
 
 
+BATCH = 2000
+"""Records deleted per transaction."""
+
+
 def apply_retention(
     sessions: Sessions,
     days: int,
@@ -23,8 +27,16 @@ def apply_retention(
     if days <= 0:
         return 0
     cutoff = now() - timedelta(days=days)
-    with sessions() as session, session.begin():
-        deleted = store_retention.apply_retention(session, cutoff, dimensions, judge_name)
+    deleted = 0
+    while True:
+        # One bounded batch per transaction, so readers and workers wait a moment at most.
+        with sessions() as session, session.begin():
+            batch = store_retention.apply_retention(
+                session, cutoff, dimensions, judge_name, limit=BATCH
+            )
+        deleted += batch
+        if batch < BATCH:
+            break
     if deleted:
         logger.info("faithmon: retention deleted %d records older than %s", deleted, cutoff)
     return deleted

@@ -46,6 +46,8 @@ class Outcome:
     """Why the sampler kept the record; its weight depends on it."""
     evidence: Evidence | None = None
     """For an unsupported record: what an alert shows of it."""
+    seq: int = 0
+    """Its evaluation's id: the order drift folds outcomes in (see ``drift.state``)."""
 
 
 MIN_RATE = 0.01

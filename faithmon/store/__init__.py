@@ -8,4 +8,4 @@ from sqlalchemy.orm import Session, sessionmaker
 Sessions = sessionmaker[Session]
 """A factory of database sessions: ``with sessions() as session`` or ``sessions.begin()``."""
 
-__all__ = ["Sessions"]
+__all__ = ["Session", "Sessions"]

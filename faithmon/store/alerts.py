@@ -101,3 +101,14 @@ def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert |
         return None
     row.details = {**row.details, "acked_by": by, "acked_at": at.isoformat()}
     return to_alert(row)
+
+
+def resolutions(session: Session, rules: Sequence[str]) -> list[Alert]:
+    """Every resolved alert of ``rules``, oldest resolution first: the drift fold replays
+    each restart it caused, not only the latest per segment."""
+    query = (
+        select(AlertRow)
+        .where(AlertRow.state == "resolved", AlertRow.rule.in_(rules))
+        .order_by(AlertRow.resolved_at, AlertRow.id)
+    )
+    return [to_alert(row) for row in session.scalars(query)]

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, null, select, update
+from sqlalchemy import ColumnElement, and_, case, insert, null, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -17,6 +17,7 @@ from ..model import Claim, Evidence, Judgement, Outcome, Usage
 from ._dialect import insert_for, json_values, savepoint
 from .records import JUDGE_ERROR, SCORED
 from .tables import EvaluationRow, JudgeTrustRow, RecordRow
+from .tables_derived import ClaimRow
 
 UNSUPPORTED = EvaluationRow.faithfulness < 1
 """``Judgement.unsupported`` in SQL: it is defined by the strict score, which is stored."""
@@ -56,7 +57,10 @@ def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> b
     statement = insert_for(session, EvaluationRow).on_conflict_do_nothing(
         index_elements=["record_id", "judge"]
     )
-    inserted = len(session.execute(statement.returning(EvaluationRow.id), [row]).all()) > 0
+    created = session.execute(statement.returning(EvaluationRow.id), [row]).scalars().all()
+    inserted = len(created) > 0
+    if inserted and judgement.claims:
+        session.execute(insert(ClaimRow), _claim_rows(created[0], record_id, judgement))
     status = JUDGE_ERROR if judgement.status == "judge_error" else SCORED
     session.execute(
         update(RecordRow)
@@ -64,6 +68,34 @@ def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> b
         .values(status=status, lease_owner=None, lease_expires=None)
     )
     return inserted
+
+
+MAX_POSITION = 999_999_999
+
+
+def _position(chunk: object) -> int | None:
+    # A judge may cite any number; only a possible chunk position goes in the column (the
+    # claim's JSON keeps what it said).
+    if isinstance(chunk, int) and not isinstance(chunk, bool) and 0 <= chunk <= MAX_POSITION:
+        return chunk
+    return None
+
+
+def _claim_rows(evaluation_id: int, record_id: int, judgement: Judgement) -> list[dict[str, Any]]:
+    return [
+        {
+            "evaluation_id": evaluation_id,
+            "position": position,
+            "record_id": record_id,
+            "judge": judgement.judge,
+            "verdict": claim.verdict,
+            "chunk": _position(claim.chunk),
+            "critical": claim.critical,
+            "stage": claim.stage,
+            "confidence": claim.confidence,
+        }
+        for position, claim in enumerate(judgement.claims)
+    ]
 
 
 def settle(session: Session, record_id: int, judgement: Judgement) -> bool:
@@ -128,23 +160,37 @@ def outcomes(
     )
     if since is not None:
         query = query.where(RecordRow.started_at >= since)
-    result = []
-    for trace_id, started_at, labels, reason, claims, ids in session.execute(query):
-        judgement = Judgement(judge, "ok", to_claims(claims))
-        doubtful = judgement.not_supported
-        result.append(
-            Outcome(
-                trace_id=trace_id,
-                at=started_at,
-                labels=labels,
-                unsupported=judgement.unsupported,
-                unsupported_claims=tuple(c.text for c in doubtful),
-                critical=judgement.critical_unsupported,
-                sample_reason=reason,
-                evidence=_evidence(ids, doubtful) if evidence and judgement.unsupported else None,
-            )
-        )
-    return result
+    return [
+        outcome_of(trace_id, started_at, labels, reason, claims, (ids or ()) if evidence else None)
+        for trace_id, started_at, labels, reason, claims, ids in session.execute(query)
+    ]
+
+
+def outcome_of(
+    trace_id: str,
+    started_at: datetime,
+    labels: dict[str, str],
+    reason: str,
+    claims: Sequence[dict[str, Any]],
+    chunk_ids: Sequence[str | None] | None = None,
+    seq: int = 0,
+) -> Outcome:
+    """A stored evaluation as a drift outcome; with ``chunk_ids`` an unsupported one carries
+    the evidence its alert shows."""
+    judgement = Judgement("", "ok", to_claims(claims))
+    doubtful = judgement.not_supported
+    shown = chunk_ids is not None and judgement.unsupported
+    return Outcome(
+        trace_id=trace_id,
+        at=started_at,
+        labels=labels,
+        unsupported=judgement.unsupported,
+        unsupported_claims=tuple(c.text for c in doubtful),
+        critical=judgement.critical_unsupported,
+        sample_reason=reason,
+        evidence=_evidence(chunk_ids, doubtful) if shown else None,
+        seq=seq,
+    )
 
 
 def latest_judge(session: Session) -> str | None:

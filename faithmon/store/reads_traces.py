@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, exists, func, literal, or_, select, true
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import ColumnElement, Select, and_, exists, func, or_, select, true
 from sqlalchemy.orm import Session, aliased
 
 from ..model import Feedback, Judgement, RagRecord
@@ -22,6 +21,7 @@ from ._dialect import is_postgresql
 from .evaluations import to_judgement
 from .records import to_record
 from .tables import EvaluationRow, FeedbackRow, RecordRow
+from .tables_derived import ClaimRow
 
 Cursor = tuple[datetime, int]
 """(started_at, record id) of the last row of a page: the next page starts after it."""
@@ -104,26 +104,18 @@ def shown_evaluation(
     return shown, shown.id == latest.correlate(record_id.class_).scalar_subquery()
 
 
-def critical_unsupported(session: Session, claims: Any, faithfulness: Any) -> ColumnElement[bool]:
-    """``Judgement.critical_unsupported`` in SQL, over a stored claims array."""
-    if is_postgresql(session):
-        # Containment: a claim object holding both keys, whatever else it holds.
-        found = or_(
-            *(
-                claims.op("@>")(literal([{"critical": True, "verdict": v}], JSONB))
-                for v in ("unsupported", "contradicted")
-            )
+def critical_unsupported(
+    session: Session, evaluation_id: Any, faithfulness: Any
+) -> ColumnElement[bool]:
+    """``Judgement.critical_unsupported`` in SQL: the evaluation has a critical claim that is
+    not supported, read from its claim rows by their primary key."""
+    found = exists(
+        select(1).where(
+            ClaimRow.evaluation_id == evaluation_id,
+            ClaimRow.critical.is_(True),
+            ClaimRow.verdict != "supported",
         )
-    else:
-        item = func.json_each(claims).table_valued("value").alias("claim")
-        found = exists(
-            select(1)
-            .select_from(item)
-            .where(
-                func.json_extract(item.c.value, "$.critical") == 1,
-                func.json_extract(item.c.value, "$.verdict") != "supported",
-            )
-        )
+    )
     return and_(faithfulness < 1, found)
 
 
@@ -146,7 +138,7 @@ def _filtered(session: Session, where: TraceFilter, shown: Any, join: Any) -> Se
     if where.max_score is not None:
         query = query.where(shown.faithfulness <= where.max_score)
     if where.critical is not None:
-        critical = critical_unsupported(session, shown.claims, shown.faithfulness)
+        critical = critical_unsupported(session, shown.id, shown.faithfulness)
         query = query.where(critical if where.critical else or_(shown.id.is_(None), ~critical))
     return query
 

@@ -25,7 +25,11 @@ from .tables import (
 
 
 def apply_retention(
-    session: Session, cutoff: datetime, dimensions: Sequence[str], judge: str
+    session: Session,
+    cutoff: datetime,
+    dimensions: Sequence[str],
+    judge: str,
+    limit: int | None = None,
 ) -> int:
     """Roll records older than ``cutoff`` up into daily segment aggregates, then delete
     them with their evaluations, claims, feedback and document rows. Returns records
@@ -54,6 +58,9 @@ def apply_retention(
         # Any owner, even past its lease: that worker may still settle the record.
         RecordRow.lease_owner.is_(None),
     )
+    if limit is not None:
+        # Oldest first, a bounded batch per transaction: no lock is held for long.
+        query = query.order_by(RecordRow.started_at, RecordRow.id).limit(limit)
     # Locked until commit, so a concurrent settle or rescore cannot change a row
     # between the roll-up and the delete; rows another transaction holds wait for
     # the next run.

@@ -156,6 +156,8 @@ class EvaluationRow(Base):
             "faithfulness",
             "created_at",
         ),
+        # The drift run asks whether a judge has evaluations newer than its watermark.
+        Index("ix_evaluations_judge_id", "judge", "id"),
     )
 
 
@@ -380,3 +382,8 @@ class ChunkRow(Base):
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
     __table_args__ = (Index("ix_chunks_tenant_started_at", "tenant", "started_at"),)
+
+
+# The rows derived from an evaluation's claims and the drift state live beside these; imported
+# here so that every table is in ``Base.metadata`` whichever module is imported first.
+from . import tables_derived as _derived  # noqa: E402, F401

@@ -1,0 +1,58 @@
+"""The drift detectors' folded state per judge configuration (see :mod:`faithmon.drift.state`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from .tables_derived import DriftStateRow
+
+
+@dataclass(frozen=True, slots=True)
+class StoredState:
+    fingerprint: str
+    watermark: int
+    state: dict[str, Any]
+
+
+def load(session: Session, judge: str) -> StoredState | None:
+    row = session.get(DriftStateRow, judge)
+    if row is None:
+        return None
+    return StoredState(row.fingerprint, row.watermark, dict(row.state))
+
+
+def save(
+    session: Session,
+    judge: str,
+    stored: StoredState,
+    now: datetime,
+) -> None:
+    """Replace ``judge``'s state with ``stored``."""
+    session.execute(delete(DriftStateRow).where(DriftStateRow.judge == judge))
+    session.add(
+        DriftStateRow(
+            judge=judge,
+            fingerprint=stored.fingerprint,
+            watermark=stored.watermark,
+            state=stored.state,
+            updated_at=now,
+        )
+    )
+
+
+def forget(session: Session, judge: str | None = None) -> int:
+    """Drop the stored state (of ``judge``, or every one): the next run rebuilds it."""
+    statement = delete(DriftStateRow)
+    if judge is not None:
+        statement = statement.where(DriftStateRow.judge == judge)
+    result = session.execute(statement)
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def judges(session: Session) -> list[str]:
+    return list(session.scalars(select(DriftStateRow.judge).order_by(DriftStateRow.judge)))

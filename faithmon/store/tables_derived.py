@@ -1,0 +1,53 @@
+"""Tables derived from others for the queries that would otherwise parse JSON, and the drift
+detectors' folded state (see :mod:`.tables` for the rest of the schema)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .tables import Base, JSONType, UTCDateTime
+
+
+class ClaimRow(Base):
+    """One claim of an evaluation, by its index in the evaluation's claims: written with the
+    evaluation (whose ``claims`` JSON stays what readers load, with the claim's text), so
+    filters on verdicts, per-document figures and the review loop read an index."""
+
+    __tablename__ = "claims"
+
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"))
+    judge: Mapped[str] = mapped_column(String(200))
+    verdict: Mapped[str] = mapped_column(String(20))
+    chunk: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """The position of the chunk the claim cites (``chunks.position`` of its record)."""
+    critical: Mapped[bool] = mapped_column(Boolean)
+    stage: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    confidence: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    __table_args__ = (
+        # Per-document figures: a judge's claims of one verdict that cite a chunk.
+        Index("ix_claims_judge_verdict_record_id", "judge", "verdict", "record_id", "chunk"),
+        Index("ix_claims_record_id", "record_id"),
+    )
+
+
+class DriftStateRow(Base):
+    """The drift detectors' state for a judge configuration, as of its last folded
+    evaluation (see :mod:`faithmon.drift.state`): the next run reads only newer ones."""
+
+    __tablename__ = "drift_state"
+
+    judge: Mapped[str] = mapped_column(String(200), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    """What the state was folded against (settings, baselines, trust): another is a rebuild."""
+    watermark: Mapped[int] = mapped_column(Integer)
+    state: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

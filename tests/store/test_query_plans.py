@@ -1,0 +1,161 @@
+"""The queries the worker's jobs and the trace list run read an index, not a whole table, on
+SQLite and PostgreSQL: each is run for real, every statement it sends is captured and
+explained (PostgreSQL with sequential scans priced out, so a plan that could use an
+index does), and no big table may be read end to end.
+
+The table of what each reads, so a change that loses an index is caught here:
+
+| job or page | query | index |
+| --- | --- | --- |
+| worker: claim a batch | pending records, oldest id first | ``ix_records_status_id`` |
+| worker: retention pass | records before the cutoff, oldest first | ``ix_records_started_at`` |
+| worker: drift run | outcomes after the horizon, in trace order | ``ix_records_started_at`` |
+| worker: drift run | a score behind the horizon (late) | ``ix_evaluations_judge_id`` |
+| worker: drift run | the oldest record waiting for the judge | ``ix_records_status_id`` |
+| worker: drift run | the examples' outcomes by evaluation id | primary key |
+| API: trace list, label filter | newest first, labels filtered | ``ix_records_started_at`` |
+| API: trace list, tenant key | a tenant's newest first | ``ix_records_tenant_started_at`` |
+| API: trace list, critical filter | claims of the shown evaluation | ``pk_claims`` |
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, event, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from faithmon.jobs import apply_retention
+from faithmon.model import Chunk, Claim, Judgement, RagRecord
+from faithmon.store import evaluations as store_evaluations
+from faithmon.store import outcome_stream
+from faithmon.store import records as store_records
+from faithmon.store.reads_traces import TraceFilter, list_traces
+from faithmon.store.tables import RecordRow
+from tests.timing import days_ago
+
+BIG = ("records", "evaluations", "claims", "chunks", "record_documents")
+JUDGE = "judge/plans"
+
+
+@contextmanager
+def captured(engine: Engine) -> Iterator[list[tuple[str, Any]]]:
+    statements: list[tuple[str, Any]] = []
+
+    def keep(conn: Any, cursor: Any, sql: str, params: Any, context: Any, many: bool) -> None:
+        if sql.lstrip().upper().startswith("SELECT") and not many:
+            statements.append((sql, params))
+
+    event.listen(engine, "before_cursor_execute", keep)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", keep)
+
+
+def _scans_postgres(engine: Engine, sql: str, params: Any) -> list[str]:
+    with engine.connect() as connection:
+        connection.exec_driver_sql("SET enable_seqscan = off")
+        plan = connection.exec_driver_sql("EXPLAIN (FORMAT JSON) " + sql, params).scalar()
+    found: list[str] = []
+
+    def walk(node: dict[str, Any]) -> None:
+        if node.get("Node Type") == "Seq Scan" and node.get("Relation Name") in BIG:
+            found.append(node["Relation Name"])
+        for child in node.get("Plans", ()):
+            walk(child)
+
+    walk((plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"])
+    return found
+
+
+def _scans_sqlite(engine: Engine, sql: str, params: Any) -> list[str]:
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params).all()
+    found = []
+    for row in rows:
+        detail = str(row[-1])
+        words = detail.split()
+        # "SCAN records" reads the table; "SCAN records USING INDEX ..." walks an index.
+        if words[:1] == ["SCAN"] and len(words) > 1 and words[1] in BIG and "INDEX" not in detail:
+            found.append(words[1])
+    return found
+
+
+def full_scans(engine: Engine, statements: list[tuple[str, Any]]) -> list[tuple[str, str]]:
+    explain = _scans_postgres if engine.dialect.name == "postgresql" else _scans_sqlite
+    return [(table, sql) for sql, params in statements for table in explain(engine, sql, params)]
+
+
+@pytest.fixture
+def stored(sessions: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Enough records, evaluations and claims that a plan is a plan."""
+    start = days_ago(10)
+    records = [
+        RagRecord(
+            trace_id=f"{n:032x}",
+            question="q",
+            answer="a",
+            chunks=(Chunk(0, "text", id=f"doc-{n % 7}"),),
+            labels={"route": ("billing", "search")[n % 2], "tenant": ("acme", "globex")[n % 3 % 2]},
+            started_at=start + timedelta(minutes=n),
+        )
+        for n in range(300)
+    ]
+    claims = (Claim("x", "supported", chunk=0), Claim("y", "unsupported", critical=True))
+    with sessions.begin() as session:
+        store_records.save_records(session, records)
+        ids = list(session.scalars(RecordRow.__table__.select().with_only_columns(RecordRow.id)))
+        for record_id in ids[:200]:
+            judgement = Judgement(JUDGE, "ok", claims[: 1 + record_id % 2])
+            store_evaluations.save_evaluation(session, record_id, judgement)
+    return sessions
+
+
+def _run(sessions: sessionmaker[Session], work: Callable[[Session], object]) -> list[Any]:
+    engine = sessions.kw["bind"]
+    with captured(engine) as statements, sessions() as session:
+        work(session)
+        session.rollback()
+    assert statements, "the work ran no query"
+    return full_scans(engine, statements)
+
+
+QUERIES: dict[str, Callable[[Session], object]] = {
+    "claim a batch": lambda s: store_records.claim_pending(s, "me", 100, 60),
+    "drift: after the horizon": lambda s: list(
+        outcome_stream.stream(s, JUDGE, since=days_ago(10) + timedelta(minutes=250))
+    ),
+    "drift: late scores": lambda s: outcome_stream.late(s, JUDGE, 150, days_ago(9)),
+    "drift: horizon": lambda s: outcome_stream.horizon(s, days_ago(9)),
+    "drift: examples": lambda s: outcome_stream.by_seq(s, [3, 5, 8]),
+    "list: label filter": lambda s: list_traces(s, TraceFilter(labels={"route": "billing"}), 50),
+    "list: tenant key": lambda s: list_traces(s, TraceFilter(tenant="acme"), 50),
+    "list: critical": lambda s: list_traces(s, TraceFilter(critical=True, judge=JUDGE), 50),
+}
+
+
+@pytest.mark.parametrize("name", list(QUERIES))
+def test_query_reads_an_index(stored: sessionmaker[Session], name: str) -> None:
+    """The job's or page's statements read no big table end to end."""
+    assert _run(stored, QUERIES[name]) == []
+
+
+def test_retention_reads_an_index(stored: sessionmaker[Session]) -> None:
+    """A retention pass selects its batch by the start index (and deletes by id)."""
+    engine = stored.kw["bind"]
+    with captured(engine) as statements:
+        deleted = apply_retention(stored, 5, ("route",), JUDGE)
+    assert deleted > 0
+    assert full_scans(engine, statements) == []
+
+
+def test_a_whole_table_read_is_caught(stored: sessionmaker[Session]) -> None:
+    """The check itself: a filter on a column no index holds reads the whole table."""
+    found = _run(stored, lambda s: s.execute(select(RecordRow.id).where(RecordRow.answer == "b")))
+    assert [table for table, _ in found] == ["records"]
