@@ -26,6 +26,7 @@ from .addresses_words import SKIP_WORDS as _SKIP_WORDS
 from .addresses_words import STATES as _STATES
 from .addresses_words import US_SUFFIX_WORDS as _US_SUFFIX_WORDS
 from .detectors_common import Found, alternation, bounded, lowered, preceded_by_identifier_word
+from .detectors_gates import first_runs, run_or_shape, word_before_number
 
 KIND = "ADDRESS"
 
@@ -159,16 +160,19 @@ _GATE = re.compile(
     r"\d{1,4}(?:[ \t]?[a-z])?(?:-\d{1,4}[a-z]?)?,?[ \t]+(?:\d{4}[ \t]?[a-z]{2}|\d{5})[ \t]+"
     r"[^\W\d_])"
 )
-# A German or Dutch street suffix, then a house number.
-_DE_NL_GATE = re.compile(
-    alternation(
-        "straße strasse str. weg platz allee gasse chaussee straat laan gracht plein singel "
-        "dijk dreef steeg burgwal plantsoen".split()
-    )
-    + r",?[ \t]+\d"
+# A German or Dutch street suffix, then a house number (``_de_nl``: the cheap test first).
+_DE_NL_WORDS = (
+    "straße strasse str. weg platz allee gasse chaussee straat laan gracht plein singel "
+    "dijk dreef steeg burgwal plantsoen".split()
 )
+_DE_NL_GATE = re.compile(alternation(_DE_NL_WORDS) + r",?[ \t]+\d")
+_de_nl = word_before_number(_DE_NL_WORDS)
 # Gate words stand after a space; these characters may stand there too.
 _AS_SPACE = ("\n", "\t", "(")
+# A hit of ``_GATE`` leads to an address only from a street word that is a whole letter
+# run (the patterns take it so), or from a four-digit number after a space.
+_GATE_RUNS = first_runs(_US_SET | _FR_SET | _ES_IT_SET)
+_POSTCODE_SHAPE = re.compile(rb"0000(?<=[ \t\n(]0000)")
 _HAS_UK_POSTCODE = re.compile(rf"(?i)\b{_UK_POSTCODE}\b")
 _HAS_DIGIT = re.compile(r"\d")
 # The patterns run near gate hits, with how far before a hit their matches may start.
@@ -240,7 +244,9 @@ class _Hits:
         for char in _AS_SPACE:
             if char in spaced:
                 spaced = spaced.replace(char, " ")
-        for hit in _GATE.finditer(spaced):
+        for hit in (
+            _GATE.finditer(spaced) if run_or_shape(text, _GATE_RUNS, _POSTCODE_SHAPE) else ()
+        ):
             start = hit.start()  # the word's start in ``text``
             word = hit.group(1)
             if word is None:
@@ -254,7 +260,7 @@ class _Hits:
             if word in _ES_IT_SET:
                 self.es.append(start)
         # Where a suffix ends, in ``text``.
-        self.suffix = [hit.start() for hit in _DE_NL_GATE.finditer(low)]
+        self.suffix = [hit.start() for hit in _DE_NL_GATE.finditer(low)] if _de_nl(low) else []
         self.box = "box" in low
 
 

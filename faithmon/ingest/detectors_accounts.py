@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .detectors_common import Found, bounded
+from .detectors_common import Found, bounded, lowered
+from .detectors_gates import iban_start, numeric
 
 # Spaces, dashes, dots, slashes or underscores between the groups; a JSON
 # number or string is bounded by its quotes, colon, comma or brace.
@@ -25,7 +26,9 @@ def _luhn(digits: str) -> bool:
 
 
 def cards(text: str) -> list[Found]:
-    found = []
+    found: list[Found] = []
+    if not numeric(text):
+        return found
     for match in _CARD.finditer(text):
         start, end = match.start(), match.end()
         if not bounded(text, start, end, "-") or (
@@ -75,7 +78,9 @@ def _iban_valid(compact: str) -> bool:
 
 
 def ibans(text: str) -> list[Found]:
-    found = []
+    found: list[Found] = []
+    if not iban_start(text):
+        return found
     pos = 0
     while (match := _IBAN.search(text, pos)) is not None:
         start = match.start()
@@ -122,11 +127,18 @@ def _ssn_valid(digits: str) -> bool:
 
 def ssns(text: str) -> list[Found]:
     found = []
-    if "-" in text:
+    if "-" in text and numeric(text):
         for m in _SSN.finditer(text):
             digits = m.group(0).replace("-", "")
             if bounded(text, m.start(), m.end(), "-") and _ssn_valid(digits):
                 found.append(Found(m.start(), m.end(), "SSN", digits))
+    # The lowered text holds "ssn" and "ecurity" wherever the tests below find them; an
+    # ASCII one holds "ssn" or "social security" wherever ``_SSN_LABELLED`` matches.
+    low = lowered(text)
+    if ("ssn" not in low and "ecurity" not in low) or (
+        text.isascii() and "ssn" not in low and "social security" not in low
+    ):
+        return found
     if (
         "SSN" not in text
         and "ssn" not in text

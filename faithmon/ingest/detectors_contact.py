@@ -8,7 +8,8 @@ import unicodedata
 
 import phonenumbers
 
-from .detectors_common import Detector, Found, preceded_by_identifier_word
+from .detectors_common import Detector, Found, lowered, preceded_by_identifier_word
+from .detectors_gates import numeric
 
 # Unicode letters and digits in the local part and the domain (IDN), an ASCII
 # punycode TLD or a Unicode one. ``<jane@x.org>`` and ``mailto:jane@x.org`` need
@@ -71,8 +72,8 @@ def emails(text: str) -> list[Found]:
             for m in _EMAIL.finditer(text)
             if not _URL_CREDENTIAL.search(text, max(0, m.start() - 64), m.start())
         ]
-    low = text.lower()
-    if "dot" in low or "at]" in low or "at)" in low:
+    low = lowered(text)  # "dot", "at]" and "at)" are found in it as in text.lower()
+    if "dot" in low or (("]" in low or ")" in low) and ("at]" in low or "at)" in low)):
         found += _spelled_emails(text)
     return found
 
@@ -179,7 +180,9 @@ class PhoneDetector:
 
     def __call__(self, text: str) -> list[Found]:
         region, national, foreign, lengths = self.region, self.national, self.foreign, self.lengths
-        found = []
+        found: list[Found] = []
+        if not numeric(text):
+            return found
         for candidate in _PHONE_CANDIDATE.finditer(text):
             start, end = candidate.start(), candidate.end()
             full_stop = candidate.group(0).find(". ")

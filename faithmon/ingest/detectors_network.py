@@ -11,11 +11,14 @@ import ipaddress
 import re
 
 from .detectors_common import Found, bounded, preceded_by_identifier_word
+from .detectors_gates import numeric
 
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
 # An address may end a clause ("block 2001:db8::1: it ..."): a colon then a non-hex
 # character does not continue it.
 _IPV6 = re.compile(r"[0-9A-Fa-f]*:[0-9A-Fa-f]*:[0-9A-Fa-f:]*")
+# What every ``_IPV6`` match holds; it starts with a literal, which ``re`` skips to.
+_TWO_COLONS = re.compile(r":[0-9A-Fa-f]*:")
 # An IPv6 address ending in a dotted quad ("::ffff:10.1.2.3").
 _IPV6_V4 = re.compile(r"[0-9A-Fa-f:]*:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
 
@@ -45,7 +48,7 @@ def _v6_value(address: ipaddress.IPv6Address) -> str:
 
 def ips(text: str) -> list[Found]:
     found = []
-    for match in _IPV4.finditer(text):
+    for match in _IPV4.finditer(text) if numeric(text) else ():
         start, end = match.start(), match.end()
         if not bounded(text, start, end, ".") and not (
             bounded(text, start, end) and text[end] == "." and not text[end + 1 : end + 2].isdigit()
@@ -74,7 +77,7 @@ def ips(text: str) -> list[Found]:
                 continue
             if not documentation(mapped):
                 found.append(Found(match.start(), match.end(), "IP", _v6_value(mapped)))
-    for match in _IPV6.finditer(text):
+    for match in _IPV6.finditer(text) if _TWO_COLONS.search(text) else ():
         if not bounded(text, match.start(), match.end()):
             continue
         raw = match.group(0)

@@ -6,7 +6,8 @@ import base64
 import binascii
 import re
 
-from .detectors_common import Found
+from .detectors_common import Found, lowered
+from .detectors_gates import letter_runs
 
 # One pass for all token shapes: each alternative is a known key or token format.
 _SECRET_TOKENS = re.compile(
@@ -41,7 +42,12 @@ _TOKEN_HINTS = (
     "AKIA",
     "ASIA",
     "AIza",
-    "gh",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
     "glpat-",
     "xox",
     "hf_",
@@ -49,6 +55,13 @@ _TOKEN_HINTS = (
     "SG.",
     "eyJ",
 )
+# What the hints or the other patterns need, tested first by the cheapest checks:
+# "_" stands in for the hints that hold one, a dash for those that end in one.
+_DASH_HINT = re.compile(r"-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposr]-))")
+_AWS_OR_GOOGLE = re.compile(r"A[KSI]")
+_TWILIO_OR_SENDGRID = re.compile(r"S[KG]")
+# Standing in for the letter runs of a text that is not ASCII: no test on them then.
+_HEADER_WORDS = frozenset((b"bearer", b"basic"))
 _ASSIGNED_HINTS = ("wd", "WD", "ssw", "SSW", "ey", "EY", "oken", "OKEN", "ecret", "ECRET")
 
 
@@ -61,9 +74,19 @@ def _basic_credentials(token: str) -> bool:
         return False
 
 
+def _may_hold_token(text: str) -> bool:
+    """Whether a hint may be in ``text``: one-character tests first (``in`` with one
+    character is a memchr, with more a scan at about 1 µs a kilobyte)."""
+    if "_" in text or ("J" in text and "eyJ" in text):
+        return True
+    if "-" in text and _DASH_HINT.search(text):
+        return True
+    return bool(_AWS_OR_GOOGLE.search(text) or _TWILIO_OR_SENDGRID.search(text))
+
+
 def secrets(text: str) -> list[Found]:
-    found = []
-    if any(hint in text for hint in _TOKEN_HINTS):
+    found: list[Found] = []
+    if _may_hold_token(text) and any(hint in text for hint in _TOKEN_HINTS):
         found += [
             Found(m.start(), m.end(), "SECRET", m.group(0)) for m in _SECRET_TOKENS.finditer(text)
         ]
@@ -72,14 +95,16 @@ def secrets(text: str) -> list[Found]:
             value = m.group(1).strip("\"'")
             if value:
                 found.append(Found(m.start(1), m.end(1), "SECRET", value))
-    if "earer" in text or "EARER" in text:
+    # ``\bbearer\s+`` and ``\bbasic\s+`` match only where the word is a whole letter run.
+    words = letter_runs(lowered(text)) or _HEADER_WORDS
+    if b"bearer" in words and ("earer" in text or "EARER" in text):
         found += [Found(m.start(1), m.end(1), "SECRET", m.group(1)) for m in _BEARER.finditer(text)]
-    if "://" in text:
+    if ":" in text and "://" in text:
         found += [
             Found(m.start(1), m.end(1), "SECRET", m.group(1))
             for m in _URL_CREDENTIALS.finditer(text)
         ]
-    if "asic" in text or "ASIC" in text:
+    if b"basic" in words and ("asic" in text or "ASIC" in text):
         found += [
             Found(m.start(1), m.end(1), "SECRET", m.group(1))
             for m in _BASIC.finditer(text)

@@ -26,6 +26,9 @@ import re
 from functools import lru_cache
 
 from .detectors_common import Found, alternation, lowered
+from .names_gates import absent as _absent
+from .names_gates import first_runs as _first_runs
+from .names_gates import no_cue as _no_cue
 from .names_parts import TITLE as _TITLE
 from .names_parts import TOKEN as _TOKEN
 from .names_parts import WORD as _WORD
@@ -211,6 +214,8 @@ def _comma_first_re() -> re.Pattern[str]:
 
 def _after_first_name(text: str, low: str) -> list[tuple[int, int]]:
     common = _lists()[1]
+    if _absent(low, _first_runs()):
+        return []
     spans = []
     for hit in _first_name_re().finditer(" " + low):
         match = _TOKEN.match(text, hit.start(1) - 1)
@@ -281,7 +286,7 @@ def _titled(text: str) -> list[tuple[int, int]]:
 
 def _greeted(text: str, low: str) -> list[tuple[int, int]]:
     spans = []
-    for match in _cue_re().finditer(" " + low):
+    for match in () if _no_cue(low) else _cue_re().finditer(" " + low):
         intro = match.group("greeting") is None
         span = _name_at(text, match.end() - 1, known_only=intro, weak=intro)
         if span:
@@ -295,7 +300,7 @@ def _greeted(text: str, low: str) -> list[tuple[int, int]]:
 
 def _keyed(text: str, low: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    if not _KEY_GATE.search(low):
+    if (":" not in low and "=" not in low) or not _KEY_GATE.search(low):
         return spans
     for match in _KEYED.finditer(text):
         if _NOT_PERSON_KEY.search(match.group(1)):
