@@ -75,10 +75,10 @@ def check_drift(
     A judge below the sentinels' ``floor`` (unproven) or drifting is held back: the run
     is computed and stored, and raises no alert. One with no sentinel run yet is not.
     With ``dry_run`` the readings are computed and nothing is written (the baseline
-    is not frozen, no alert changes, the fold is not kept): what `faithmon drift status`
-    shows. Each run reads only the outcomes after the kept state's horizon (see
-    :mod:`.drift_fold`);
-    ``rebuild`` folds every stored outcome again.
+    is not frozen, no alert changes, the fold is not kept) but the thresholds it solved,
+    into a state already kept: what `faithmon drift status` shows. Each run reads only
+    the outcomes after the kept state's horizon (see :mod:`.drift_fold`); ``rebuild``
+    folds every stored outcome again.
     """
     policy = policy or AlertPolicy()
     clock = now()
@@ -120,6 +120,9 @@ def check_drift(
             # What the read API serves until the next run: it does not run the detectors.
             summary = drift.summarize(readings, silent)
             store_drift_runs.save(session, judge_name, clock, True, held_back, summary)
+        else:
+            # Only the thresholds solved for this reading: solving them is what a status costs.
+            drift_fold.remember_solved(session, judge_name)
         if dry_run or held_back:
             if held_back and not dry_run:
                 # The judge is unproven or drifting: production alerts wait for its proof.

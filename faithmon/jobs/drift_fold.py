@@ -172,6 +172,26 @@ def save(session: Session, judge: str, folded: Folded, now: datetime) -> None:
     store_drift_state.save(session, judge, stored, now)
 
 
+def remember_solved(session: Session, judge: str) -> None:
+    """Add what this process solved to ``judge``'s kept state, changing nothing else: a
+    dry run (`faithmon drift status`) writes no more than that, and only to a state that is
+    already kept."""
+    stored = store_drift_state.load(session, judge)
+    if stored is None:
+        return
+    known = stored.state.get("solved", {})
+    solved = drift.solved()
+    if not set(solved) - set(known):
+        return
+    data = {**stored.state, "solved": {**known, **solved}}
+    store_drift_state.save(
+        session,
+        judge,
+        store_drift_state.StoredState(stored.fingerprint, stored.watermark, data),
+        datetime.now(UTC),
+    )
+
+
 def building(
     session: Session,
     judge: str,

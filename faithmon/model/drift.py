@@ -46,8 +46,9 @@ class Outcome:
     """Why the sampler kept the record; its weight depends on it."""
     evidence: Evidence | None = None
     """For an unsupported record: what an alert shows of it."""
-    seq: int = 0
-    """Its evaluation's id: the order drift folds outcomes in (see ``drift.state``)."""
+    seq: int = field(default=0, compare=False)
+    """Its evaluation's id, which names it among the stored ones; not part of what it says,
+    so outcomes of two stores compare alike."""
 
 
 MIN_RATE = 0.01

@@ -300,10 +300,14 @@ def single_process_run(settings: Settings, bodies: Sequence[bytes], now: datetim
     """The same traffic through one in-process pipeline, scorer and drift run."""
     with wiring.open_store(settings) as sessions:
         pipeline = wiring.store_pipeline(settings, sessions)
-        for body in bodies:
+        for n, body in enumerate(bodies, 1):
             spans, rejected = otlp.decode_traces(body)
             assert rejected == 0
             pipeline.submit(spans)
+            if n % 100 == 0:
+                # Nothing here runs the pipeline's thread: store what it holds before its
+                # assembly buffer fills (each body holds whole traces).
+                pipeline.flush_all()
         pipeline.flush_all()
         score_pending(sessions, wiring.make_judge(settings), batch=500)
         assert tally(sessions) == Tally(TRACES, TRACES, TRACES, TRACES, 0, 0)

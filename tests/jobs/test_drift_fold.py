@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.alerts import Policy
 from faithmon.cli import main
+from faithmon.drift import arl
 from faithmon.drift.state_json import dump
 from faithmon.jobs import check_drift, drift_fold, rebuild_drift, score_pending
 from faithmon.judge import OfflineJudge
@@ -181,3 +182,26 @@ def test_the_order_workers_score_in_changes_nothing(sessions: sessionmaker[Sessi
             live[-1] = [example[:2] for example in live[-1]]
         states.append(state)
     assert states[0] == states[1]
+
+
+def test_a_status_keeps_the_thresholds_it_solved(sessions: sessionmaker[Session]) -> None:
+    """A dry run solves the budget thresholds the worker (with a pinned one) never needed,
+    and keeps them in the stored state, so the next `drift status` does not solve again;
+    it writes nothing else."""
+    arl.forget()  # what other tests solved in this process is not this state's
+    save_and_score(sessions, [record(n, CONTEXT, route="a", model="m1") for n in range(140)])
+    run(sessions, late=True)
+    with sessions() as session:
+        before = store_drift_state.load(session, JUDGE.name)
+    assert before is not None
+    arl.forget()
+    budget = replace(CONFIG, threshold=None)
+    later = T0 + timedelta(minutes=145)
+    check_drift(sessions, JUDGE.name, budget, now=lambda: later, dry_run=True)
+    with sessions() as session:
+        after = store_drift_state.load(session, JUDGE.name)
+    assert after is not None
+    assert set(after.state["solved"]) > set(before.state["solved"])
+    assert {k: v for k, v in after.state.items() if k != "solved"} == {
+        k: v for k, v in before.state.items() if k != "solved"
+    }
