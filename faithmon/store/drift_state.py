@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from .tables_derived import DriftStateRow
@@ -43,16 +43,3 @@ def save(
             updated_at=now,
         )
     )
-
-
-def forget(session: Session, judge: str | None = None) -> int:
-    """Drop the stored state (of ``judge``, or every one): the next run rebuilds it."""
-    statement = delete(DriftStateRow)
-    if judge is not None:
-        statement = statement.where(DriftStateRow.judge == judge)
-    result = session.execute(statement)
-    return int(getattr(result, "rowcount", 0) or 0)
-
-
-def judges(session: Session) -> list[str]:
-    return list(session.scalars(select(DriftStateRow.judge).order_by(DriftStateRow.judge)))

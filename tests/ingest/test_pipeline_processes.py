@@ -214,14 +214,15 @@ def test_a_trace_that_kills_every_worker_is_given_up_alone(tmp_path: Path) -> No
     assert stages.crashed == 1 and stages.restarts >= 3
 
 
+# The stand-in receiver blocks until the test kills it (no timer: it is killed, not awaited).
 RECEIVER = """
-import functools, time
+import functools, signal
 from faithmon.ingest.scrub import identity
 from faithmon.ingest.workers import InProcesses, _itself
 stages = InProcesses(2, functools.partial(_itself, identity))
 stages.start()
 print(" ".join(str(pid) for pid in stages._pool._processes), flush=True)
-time.sleep(600)
+signal.pause()
 """
 
 
