@@ -44,7 +44,7 @@ async def stats(request):
 
 app = create_app(pipeline, int(sys.argv[2]), run_pipeline=True,
                  extra_routes=[Route("/bench/stats", stats)])
-serving.serve(app, "127.0.0.1", int(sys.argv[1]), pipeline)
+serving.serve(app, serving.listen("127.0.0.1", int(sys.argv[1])), pipeline)
 """
 
 

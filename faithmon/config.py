@@ -369,12 +369,9 @@ def _read_file(path: str) -> dict[str, str]:
         document = tomllib.loads(Path(path).read_text())
     except OSError as exc:
         raise ConfigError(f"{CONFIG_FILE_ENV}={path!r}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{CONFIG_FILE_ENV}={path!r}: not TOML ({exc})") from None
-    known = {s.env for s in SETTINGS} | {s.field for s in SETTINGS}
-    unknown = sorted(set(document) - known)
-    if unknown:
-        raise ConfigError(f"{path}: unknown settings {', '.join(unknown)}")
+    # Unknown keys are warned about (an error with FAITHMON_STRICT=1) by config_check.
     return {
         key: ",".join(map(str, value)) if isinstance(value, list) else str(value)
         for key, value in document.items()

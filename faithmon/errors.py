@@ -2,6 +2,7 @@
 
 FaithmonError
 ├── ConfigError        a setting has a value faithmon cannot use
+│   └── DatabaseUrlError   the database URL names a database faithmon cannot open
 ├── DecodeError        an OTLP body that cannot be decoded (the receiver answers 400)
 ├── RecordGone         a record was deleted while a worker was judging it
 ├── SaturatedError     the ingest queue is full (the receiver answers 503)
@@ -15,6 +16,17 @@ class FaithmonError(Exception):
 
 class ConfigError(FaithmonError):
     """A setting has a value faithmon cannot use."""
+
+
+class DatabaseUrlError(ConfigError):
+    """The database URL names a database faithmon cannot open (a missing folder or file,
+    a driver not installed, a server that refuses); the CLI names the setting it came from."""
+
+    def __init__(self, url: str, reason: str, hint: str) -> None:
+        super().__init__(f"{url}: {reason}; {hint}")
+        self.url = url
+        self.reason = reason
+        self.hint = hint
 
 
 class DecodeError(FaithmonError):

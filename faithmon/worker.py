@@ -29,11 +29,17 @@ def beat(path: str) -> None:
 
 def heartbeat_fresh(path: str, max_age: float) -> bool:
     """The heartbeat file was written within ``max_age`` seconds."""
+    age = heartbeat_age(path)
+    return age is not None and age < max_age
+
+
+def heartbeat_age(path: str) -> float | None:
+    """Seconds since the heartbeat was written; None when there is none to read."""
     try:
         written = float(Path(path).read_text().strip())
     except (OSError, ValueError):
-        return False
-    return time.time() - written < max_age
+        return None
+    return max(0.0, time.time() - written)
 
 
 def run(

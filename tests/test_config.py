@@ -56,12 +56,23 @@ def test_judge_prices_reach_the_read_api() -> None:
     assert (priced.price_input, priced.price_output) == (0.15, 0.0)
 
 
-def test_unknown_keys_in_the_file_are_refused(tmp_path: Path) -> None:
-    """A typo in the settings file is an error, not a setting silently ignored."""
+def test_unknown_names_are_found_with_the_closest_setting(tmp_path: Path) -> None:
+    """A typo in the settings file or the environment is named with the setting it was
+    probably meant to be (the CLI warns, or refuses under --strict)."""
+    from faithmon import config_check
+
     path = tmp_path / "faithmon.toml"
-    path.write_text("sample_rat = 0.5\n")
-    with pytest.raises(ConfigError, match="unknown settings sample_rat"):
-        Settings.from_env({"FAITHMON_CONFIG": str(path)})
+    path.write_text("sample_rat = 0.5\nFAITHMON_JUDGE_MODLE = 'x'\n")
+    environ = {"FAITHMON_CONFIG": str(path), "FAITHMON_SAMPLE_RATIO": "0.5"}
+    assert config_check.unknown_names(environ) == [
+        "FAITHMON_SAMPLE_RATIO is not a faithmon setting (did you mean FAITHMON_SAMPLE_RATE?)",
+        f"{path}: FAITHMON_JUDGE_MODLE is not a faithmon setting "
+        "(did you mean FAITHMON_JUDGE_MODEL?)",
+        f"{path}: sample_rat is not a faithmon setting (did you mean sample_rate?)",
+    ]
+    # The file's known keys still apply; the unknown ones change nothing.
+    assert Settings.from_env(environ).sample_rate == 1.0
+    assert config_check.unknown_names({"FAITHMON_API_KEY": "k", "FAITHMON_SAMPLE_RATE": "1"}) == []
 
 
 def test_part_configs_are_built_from_their_settings() -> None:

@@ -12,6 +12,7 @@ because the receiver's Retry-After is derived from it (see ``ingest.http``).
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 from collections.abc import Callable
 from types import FrameType
@@ -62,11 +63,26 @@ def config(app: object, host: str, port: int) -> uvicorn.Config:
     )
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The receiver's socket, bound before anything else starts: a port in use is then one
+    line at once, not a log line saying it receives followed by uvicorn's exit."""
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def serve(
     app: object,
-    host: str,
-    port: int,
+    sock: socket.socket,
     pipeline: Pipeline,
     before_drain: Callable[[], None] = lambda: None,
 ) -> None:
-    DrainingServer(config(app, host, port), pipeline, before_drain).run()
+    host, port = sock.getsockname()[:2]
+    DrainingServer(config(app, host, port), pipeline, before_drain).run(sockets=[sock])

@@ -10,12 +10,25 @@ import click
 
 from .. import __version__
 from . import alerts, db, drift, judge, keys, run, sample, sentinel, traces
+from ._common import STRICT, VERBOSE, Main, configure_logging
 
 
-@click.group()
+@click.group(cls=Main)
 @click.version_option(__version__, prog_name="faithmon")
-def main() -> None:
+@click.option("--verbose", "-v", is_flag=True, help="Show migrations run and full tracebacks.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse unknown FAITHMON_* names (as FAITHMON_STRICT=1 does) instead of warning.",
+)
+@click.pass_context
+def main(ctx: click.Context, verbose: bool, strict: bool) -> None:
     """faithmon: monitor the faithfulness of a RAG app's answers in production."""
+    ctx.meta[VERBOSE] = verbose
+    ctx.meta[STRICT] = strict
+    if verbose:
+        # Commands that set no logging of their own then show INFO lines too (migrations).
+        configure_logging("INFO")
 
 
 for command in (

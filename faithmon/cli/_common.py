@@ -1,24 +1,135 @@
-"""What every command shares: settings read once (a bad one is one line), logging set up."""
+"""What every command shares: settings read once (a bad one is one line), the options every
+command that opens the store takes, logging set up, and errors turned into one line."""
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, TypeVar
 
 import click
 
+from .. import config_check
 from ..config import Settings
-from ..errors import ConfigError
+from ..errors import ConfigError, DatabaseUrlError
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_URL = "faithmon.database_url"
+VERBOSE = "faithmon.verbose"
+STRICT = "faithmon.strict"
+
+
+def _meta() -> dict[str, Any]:
+    context = click.get_current_context(silent=True)
+    return context.meta if context is not None else {}
 
 
 def load_settings() -> Settings:
+    """The settings, with ``--database-url`` over the environment; unknown ``FAITHMON_*``
+    names are warned about (refused with ``--strict`` or ``FAITHMON_STRICT=1``)."""
+    meta = _meta()
+    unknown = config_check.unknown_names(os.environ)
+    if unknown and (meta.get(STRICT) or config_check.strict(os.environ)):
+        raise click.ClickException(f"{unknown[0]} (refused: strict)")
+    for message in unknown:
+        click.echo(f"warning: {message}", err=True)
     try:
-        return Settings.from_env()
+        settings = Settings.from_env()
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    url = meta.get(_URL)
+    return replace(settings, database_url=url) if url else settings
+
+
+def database_option(command: _F) -> _F:
+    """``--database-url``: the store to open, over FAITHMON_DATABASE_URL."""
+
+    def remember(context: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            if not value.strip():
+                raise click.BadParameter("must not be empty")
+            context.meta[_URL] = value.strip()
+
+    return click.option(
+        "--database-url",
+        metavar="URL",
+        default=None,
+        expose_value=False,
+        callback=remember,
+        help="The store's SQLAlchemy URL (default: FAITHMON_DATABASE_URL).",
+    )(command)
+
+
+def json_option(command: _F) -> _F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(command)
+
+
+def limit_option(default: int, help: str = "At most this many rows.") -> Callable[[_F], _F]:
+    return click.option(
+        "--limit",
+        default=default,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help=help,
+    )
 
 
 def configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    # The migration runner's INFO lines say which revision ran; they are for --verbose.
+    if not _meta().get(VERBOSE):
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
+def source_of_url() -> str:
+    return "--database-url" if _meta().get(_URL) else "FAITHMON_DATABASE_URL"
+
+
+class Main(click.Group):
+    """The ``faithmon`` group: an error faithmon expects is one line naming what to change;
+    anything else is one line too, with ``--verbose`` for the traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except DatabaseUrlError as exc:
+            raise click.ClickException(
+                f"{source_of_url()}={exc.url}: {exc.reason}; {exc.hint}"
+            ) from None
+        except ConfigError as exc:
+            raise click.ClickException(str(exc)) from None
+        except click.UsageError as exc:
+            # One line, with where to read more, instead of the usage block above it.
+            where = exc.ctx.command_path if exc.ctx is not None else "faithmon"
+            raise _UsageLine(f"{exc.format_message()} (see `{where} --help`)") from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except BrokenPipeError:
+            # The reader (`| head`) has gone: stop quietly, with nothing more to write.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
+        except OSError as exc:
+            if ctx.meta.get(VERBOSE):
+                raise
+            where = f" {exc.filename}" if exc.filename else ""
+            raise click.ClickException(
+                f"{exc.strerror or exc}{':' if where else ''}{where}"
+            ) from None
+        except Exception as exc:
+            if ctx.meta.get(VERBOSE):
+                raise
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise click.ClickException(
+                f"unexpected {type(exc).__name__}: {first} (run with --verbose for details)"
+            ) from None
+
+
+class _UsageLine(click.ClickException):
+    """A usage error shown as one line; it keeps click's exit status for usage errors."""
+
+    exit_code = 2

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import click
 
 from ..alerts import to_json
 from ..store import alerts as store_alerts
 from . import wiring
-from ._common import load_settings
+from ._common import database_option, json_option, limit_option, load_settings
 
 
 @click.group()
@@ -19,31 +20,43 @@ def alerts() -> None:
 
 
 @alerts.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@json_option
 @click.option("--open", "only_open", is_flag=True, help="Leave out resolved alerts.")
-def alerts_list(as_json: bool, only_open: bool) -> None:
-    """List alerts, oldest first."""
+@limit_option(100)
+@database_option
+def alerts_list(as_json: bool, only_open: bool, limit: int) -> None:
+    """List alerts, newest first, with who acknowledged each."""
     from ..alerts import describe
 
     settings = load_settings()
-    with wiring.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
         found = store_alerts.list_alerts(session, include_resolved=not only_open)
+    found = sorted(found, key=lambda a: a.id or 0, reverse=True)[:limit]
     if as_json:
         click.echo(json.dumps([to_json(a) for a in found], indent=2, ensure_ascii=False))
         return
+    if not found:
+        click.echo("no alerts" + (" open" if only_open else ""))
+        return
+    click.echo(f"{'id':>5}  {'opened (UTC)':<19}  {'acknowledged by':<16}  alert")
     for alert in found:
-        click.echo(f"#{alert.id} {alert.opened_at:%Y-%m-%d %H:%M:%S} {describe(alert)}")
+        acked = str(alert.details.get("acked_by") or "-")
+        click.echo(
+            f"{'#' + str(alert.id):>5}  {alert.opened_at:%Y-%m-%d %H:%M:%S}  {acked:<16}  "
+            f"{describe(alert)}"
+        )
 
 
 @alerts.command("show")
 @click.argument("alert_id", type=int)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
+@database_option
 def alerts_show(alert_id: int, as_json: bool) -> None:
     """One alert with everything it carries: rates, change point, example claims."""
     from ..alerts import describe
 
     settings = load_settings()
-    with wiring.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
         alert = store_alerts.get_alert(session, alert_id)
     if alert is None:
         raise click.ClickException(f"no alert #{alert_id}")
@@ -53,23 +66,50 @@ def alerts_show(alert_id: int, as_json: bool) -> None:
     click.echo(f"#{alert.id} {describe(alert)}")
     click.echo(f"  opened {alert.opened_at.isoformat()}, updated {alert.updated_at.isoformat()}")
     for key, value in alert.details.items():
-        if key != "examples":
-            click.echo(f"  {key}: {value}")
+        if key not in ("examples", "example_details"):
+            click.echo(f"  {key}: {_plain(value)}")
     for example in alert.details.get("examples", []):
         click.echo(f"  trace {example['trace_id']}: {'; '.join(example['unsupported_claims'])}")
+
+
+def _plain(value: Any) -> str:
+    """A detail as a person reads it: mappings as key=value, lists comma-separated."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_plain(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(_plain(v) for v in value) or "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "-" if value is None else str(value)
 
 
 @alerts.command("ack")
 @click.argument("alert_id", type=int)
 @click.option("--by", default="", help="Who acknowledges it (default: $USER).")
-def alerts_ack(alert_id: int, by: str) -> None:
-    """Acknowledge an alert (recorded on it; the detector still decides its state)."""
+@json_option
+@database_option
+def alerts_ack(alert_id: int, by: str, as_json: bool) -> None:
+    """Acknowledge an alert (recorded on it; the detector still decides its state).
+
+    An alert keeps its first acknowledgement: a second one says who took it.
+    """
     import getpass
 
     settings = load_settings()
-    who = by or getpass.getuser()
-    with wiring.open_store(settings) as sessions, sessions.begin() as session:
+    who = by.strip() or getpass.getuser()
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
         alert = store_alerts.ack_alert(session, alert_id, who, datetime.now(UTC))
     if alert is None:
         raise click.ClickException(f"no alert #{alert_id}")
+    first = str(alert.details["acked_by"])
+    already = first != who or alert.details.get("acked_at") is None
+    if as_json:
+        shown = {"id": alert_id, "acked_by": first, "acked_at": alert.details.get("acked_at")}
+        click.echo(json.dumps({**shown, "already_acknowledged": first != who}))
+        return
+    if already:
+        click.echo(
+            f"#{alert_id} was already acknowledged by {first} at {alert.details['acked_at']}"
+        )
+        return
     click.echo(f"#{alert_id} acknowledged by {who}")

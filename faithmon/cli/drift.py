@@ -12,7 +12,7 @@ import click
 from .. import drift
 from ..model import segment_key
 from . import wiring
-from ._common import load_settings
+from ._common import database_option, json_option, load_settings
 
 
 @click.group("drift")
@@ -29,7 +29,9 @@ def _state(reading: drift.Reading) -> str:
 
 
 @drift_group.command("rebuild")
-def drift_rebuild() -> None:
+@json_option
+@database_option
+def drift_rebuild(as_json: bool) -> None:
     """Fold every stored score into the detectors again (each worker run folds only new ones)."""
     import time
 
@@ -39,16 +41,27 @@ def drift_rebuild() -> None:
     judge_ = wiring.make_judge(settings)
     config = wiring.drift_config(settings)
     started = time.perf_counter()
-    with wiring.open_store(settings) as sessions:
+    with wiring.open_store(settings, must_exist=True) as sessions:
         folded = jobs.rebuild_drift(sessions, judge_.name, config)
+    seconds = time.perf_counter() - started
+    if as_json:
+        shown = {
+            "judge": judge_.name,
+            "folded": folded.read,
+            "watermark": folded.state.watermark,
+            "seconds": round(seconds, 3),
+        }
+        click.echo(json.dumps(shown))
+        return
     click.echo(
         f"rebuilt the drift detectors of {judge_.name}: {folded.read} scored records folded "
-        f"up to evaluation {folded.state.watermark} in {time.perf_counter() - started:.1f}s"
+        f"up to evaluation {folded.state.watermark} in {seconds:.1f}s"
     )
 
 
 @drift_group.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
+@database_option
 def drift_status(as_json: bool) -> None:
     """Each detector's baseline, current rate with a 95% interval, CUSUM, threshold and state."""
     from .. import jobs
@@ -56,7 +69,7 @@ def drift_status(as_json: bool) -> None:
     settings = load_settings()
     judge_ = wiring.make_judge(settings)
     config = wiring.drift_config(settings)
-    with wiring.open_store(settings) as sessions:
+    with wiring.open_store(settings, must_exist=True) as sessions:
         run = jobs.check_drift(sessions, judge_.name, config, dry_run=True)
     if not run.baseline_ready:
         click.echo(
@@ -92,6 +105,13 @@ def drift_status(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
+    if run.thresholds_from is not None:
+        pinned = run.thresholds_from.get("threshold")
+        how = f"pinned at {pinned:g}" if isinstance(pinned, float | int) else "from the budget"
+        click.echo(
+            f"thresholds as the run that raised the alerts set them ({how}), not as "
+            "this shell's FAITHMON_DRIFT_* settings would"
+        )
     # Tenants' partitions each under a heading, their longer names aligned; with none,
     # one table as ever.
     headed = any(partitions)
@@ -131,7 +151,8 @@ def drift_status(as_json: bool) -> None:
 )
 @click.option("--dry-run", is_flag=True, help="Show the thresholds without storing them.")
 @click.option("--reset", is_flag=True, help="Forget calibrated thresholds (back to the budget).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
+@database_option
 def drift_calibrate(days: int, dry_run: bool, reset: bool, as_json: bool) -> None:
     """Set each detector's threshold from the last DAYS of history and the false-alarm budget.
 
@@ -150,7 +171,7 @@ def drift_calibrate(days: int, dry_run: bool, reset: bool, as_json: bool) -> Non
             f"FAITHMON_DRIFT_THRESHOLD pins every threshold at {config.threshold:g}; "
             "set it to auto to use calibrated thresholds"
         )
-    with wiring.open_store(settings) as sessions:
+    with wiring.open_store(settings, must_exist=True) as sessions:
         if reset:
             with sessions() as session, session.begin():
                 store_thresholds.clear(session)

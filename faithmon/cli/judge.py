@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 import click
@@ -11,7 +14,7 @@ import click
 from ..errors import ConfigError
 from ..judge import JUDGES
 from . import wiring
-from ._common import load_settings
+from ._common import database_option, json_option, load_settings
 
 
 @click.group()
@@ -20,7 +23,8 @@ def judge() -> None:
 
 
 @judge.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
+@database_option
 def judge_status(as_json: bool) -> None:
     """Each judge configuration's standing (proven, unproven, drifting, blocked, untested)
     with its sentinel figures, blocked configurations and judge usage per day."""
@@ -29,7 +33,7 @@ def judge_status(as_json: bool) -> None:
 
     settings = load_settings()
     current = wiring.make_judge(settings).name
-    with wiring.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
         status: dict[str, Any] = {
             "judge": current,
             "blocked": work.judge_blocks(session),
@@ -50,6 +54,10 @@ def judge_status(as_json: bool) -> None:
         click.echo(f"{standing['state'].upper()} {standing['line']}{ran}")
     for block in status["blocked"]:
         click.echo(f"BLOCKED {block['judge']} since {block['blocked_at']}: {block['reason']}")
+    if not status["blocked"]:
+        click.echo("no judge configuration is blocked")
+    if not status["usage"]:
+        click.echo("no judge calls recorded yet")
     for day in status["usage"]:
         click.echo(
             f"{day['day']} {day['judge']}: {day['calls']} calls, "
@@ -59,18 +67,26 @@ def judge_status(as_json: bool) -> None:
 
 @judge.command("unblock")
 @click.option("--judge", "name", default=None, help="One judge fingerprint (default: all).")
-def judge_unblock(name: str | None) -> None:
+@json_option
+@database_option
+def judge_unblock(name: str | None, as_json: bool) -> None:
     """Let a blocked judge configuration score again (after fixing its key or billing)."""
     from ..store import work
 
     settings = load_settings()
-    with wiring.open_store(settings) as sessions, sessions.begin() as session:
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
         count = work.unblock(session, name)
+    if as_json:
+        click.echo(json.dumps({"unblocked": count}))
+        return
+    if not count:
+        click.echo("no judge configuration was blocked" + (f" as {name}" if name else ""))
+        return
     click.echo(f"unblocked {count} judge configuration(s)")
 
 
 @click.command()
-@click.argument("file", type=click.File("r"))
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("-o", "--output", type=click.File("w"), default="-", help="Output JSONL (stdout).")
 @click.option(
     "--judge",
@@ -79,10 +95,11 @@ def judge_unblock(name: str | None) -> None:
     default=None,
     help="Judge to use (default: FAITHMON_JUDGE).",
 )
-def score(file: IO[str], output: IO[str], judge_name: str | None) -> None:
+def score(file: Path, output: IO[str], judge_name: str | None) -> None:
     """Score a JSONL file of {user_input, response, retrieved_contexts}; no database.
 
-    DeepEval's names (input, actual_output, retrieval_context) are read too.
+    DeepEval's names (input, actual_output, retrieval_context) are read too. A summary
+    (records, mean scores, claims by verdict, errors) ends the run, on stderr.
     """
     from ..judge.jsonl import score_lines
 
@@ -91,15 +108,77 @@ def score(file: IO[str], output: IO[str], judge_name: str | None) -> None:
         judge = wiring.make_judge(settings, judge_name)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    lines = file.readlines()
-    errors = 0
+    lines = _read_lines(file)
+    summary = Summary()
     with click.progressbar(
-        lines, label="scoring", file=sys.stderr, show_pos=True, width=30
+        lines, label="scoring", file=sys.stderr, show_pos=True, show_eta=True, width=30
     ) as progress:
         for item, error in score_lines(judge, progress):
-            if error is not None:
-                errors += 1
-                click.echo(f"\n{error}", err=True)
+            summary.add(item, error)
             output.write(json.dumps(item, ensure_ascii=False) + "\n")
-    if errors:
-        raise click.ClickException(f"{errors} lines could not be scored")
+    for error in summary.errors[:_ERRORS_SHOWN]:
+        click.echo(error, err=True)
+    if len(summary.errors) > _ERRORS_SHOWN:
+        click.echo(f"... and {len(summary.errors) - _ERRORS_SHOWN} more errors", err=True)
+    click.echo(summary.line(), err=True)
+    if summary.errors:
+        raise click.ClickException(f"{len(summary.errors)} lines could not be scored")
+
+
+_ERRORS_SHOWN = 10
+
+
+def _read_lines(file: Path) -> list[str]:
+    """The file's lines; a file that is not UTF-8 text is one line naming where it breaks."""
+    data = sys.stdin.buffer.read() if str(file) == "-" else _read_bytes(file)
+    try:
+        return data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise click.ClickException(
+            f"{file}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
+            "save it as UTF-8 JSONL"
+        ) from None
+
+
+def _read_bytes(file: Path) -> bytes:
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {file}: {exc.strerror}") from None
+
+
+@dataclass
+class Summary:
+    """What a `faithmon score` run found, for its last line."""
+
+    records: int = 0
+    strict: list[float] = field(default_factory=list)
+    lenient: list[float] = field(default_factory=list)
+    verdicts: Counter[str] = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    judge_errors: int = 0
+
+    def add(self, item: dict[str, Any], error: str | None) -> None:
+        self.records += 1
+        if error is not None:
+            self.errors.append(error)
+            return
+        if item.get("status") == "judge_error":
+            self.judge_errors += 1
+        if isinstance(item.get("faithfulness"), float | int):
+            self.strict.append(float(item["faithfulness"]))
+        if isinstance(item.get("lenient"), float | int):
+            self.lenient.append(float(item["lenient"]))
+        self.verdicts.update(str(c.get("verdict")) for c in item.get("claims", []))
+
+    def line(self) -> str:
+        def mean(values: list[float]) -> str:
+            return f"{sum(values) / len(values):.3f}" if values else "-"
+
+        verdicts = ", ".join(f"{n} {v}" for v, n in sorted(self.verdicts.items())) or "none"
+        return (
+            f"scored {self.records} records: mean faithfulness {mean(self.strict)} strict, "
+            f"{mean(self.lenient)} lenient; claims: {verdicts}; errors: {len(self.errors)} in "
+            f"the input, {self.judge_errors} of the judge"
+        )

@@ -18,7 +18,7 @@ from ..api.keys import (
 from ..model import ApiKey
 from ..store import keys as store_keys
 from . import wiring
-from ._common import load_settings
+from ._common import database_option, json_option, limit_option, load_settings
 
 
 @click.group()
@@ -53,6 +53,7 @@ def _shown(key: ApiKey) -> dict[str, object]:
     help="Store the key in variable VAR (made by `faithmon keys generate`) instead of a new "
     "one; does nothing if it is stored already (deploy bootstrap steps).",
 )
+@database_option
 def keys_create(
     scopes: str, tenant: str | None, name: str, as_json: bool, key_env: str | None
 ) -> None:
@@ -111,15 +112,20 @@ def keys_generate() -> None:
 
 
 @keys.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
-def keys_list(as_json: bool) -> None:
-    """List keys by prefix (never the key itself), revoked ones too."""
+@json_option
+@limit_option(100)
+@database_option
+def keys_list(as_json: bool, limit: int) -> None:
+    """List keys by prefix (never the key itself), newest first, revoked ones too."""
     settings = load_settings()
-    with wiring.open_store(settings) as sessions, sessions() as session:
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
         found = store_keys.list_keys(session)
+    found = sorted(found, key=lambda k: k.id, reverse=True)[:limit]
     if as_json:
         click.echo(json.dumps([_shown(k) for k in found], indent=2, ensure_ascii=False))
         return
+    if not found:
+        click.echo("no API keys: create one with `faithmon keys create --scopes admin`")
     for key in found:
         state = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"
         tenant = f" tenant={key.tenant}" if key.tenant else ""
@@ -129,11 +135,16 @@ def keys_list(as_json: bool) -> None:
 
 @keys.command("revoke")
 @click.argument("key_id", type=int)
-def keys_revoke(key_id: int) -> None:
+@json_option
+@database_option
+def keys_revoke(key_id: int, as_json: bool) -> None:
     """Revoke a key: every receiver refuses it within 10 seconds."""
     settings = load_settings()
-    with wiring.open_store(settings) as sessions, sessions.begin() as session:
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
         done = store_keys.revoke_key(session, key_id)
     if not done:
         raise click.ClickException(f"no active key #{key_id}")
+    if as_json:
+        click.echo(json.dumps({"revoked": key_id}))
+        return
     click.echo(f"revoked key #{key_id}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import sys
 from dataclasses import replace
@@ -19,63 +20,109 @@ if TYPE_CHECKING:
 
 from ..errors import ConfigError
 from . import wiring
-from ._common import configure_logging, load_settings
+from ._common import configure_logging, database_option, json_option, load_settings
 
 
 @click.command()
-@click.option("--requests", "count", default=1000, show_default=True, help="Requests to send.")
+@click.option(
+    "--requests",
+    "count",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Requests to send.",
+)
 @click.option("--seed", default=7, show_default=True, help="Seed of the simulated traffic.")
 @click.option(
-    "--report",
+    "-o",
+    "--output",
     "report_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default="faithmon-report.html",
     show_default=True,
     help="Where to write the HTML report.",
 )
-def demo(count: int, seed: int, report_path: Path) -> None:
-    """Run the whole loop on a sample RAG app: ingest, score, detect drift, alert."""
-    import os
+@click.option(
+    "--report",
+    "old_report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    hidden=True,
+)
+@click.option(
+    "--database",
+    default=None,
+    metavar="URL|PATH",
+    help="Write into this database (a URL, or a SQLite file) instead of ./faithmon-demo.db; "
+    "it must be empty or an earlier demo's.",
+)
+def demo(
+    count: int, seed: int, report_path: Path, old_report_path: Path | None, database: str | None
+) -> None:
+    """Run the whole loop on a sample RAG app: ingest, score, detect drift, alert.
 
-    from ..demo.run import DEFAULT_DEMO_URL, run_demo
+    The demo writes only into a fresh database of its own, never FAITHMON_DATABASE_URL.
+    """
+    from ..demo import database as demo_database
+    from ..demo.run import run_demo
 
-    if "FAITHMON_DATABASE_URL" in os.environ:
-        settings = load_settings()
-    else:
-        # A fresh demo database each run, so the story starts from nothing.
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"faithmon-demo.db{suffix}").unlink(missing_ok=True)
-        settings = replace(load_settings(), database_url=DEFAULT_DEMO_URL)
+    report_path = old_report_path or report_path
+    _writable_folder(report_path)
+    url = demo_database.as_url(database) if database else demo_database.DEFAULT_DEMO_URL
+    settings = replace(load_settings(), database_url=demo_database.prepare(url))
     configure_logging("WARNING")
     run_demo(settings, requests=count, seed=seed, out=sys.stdout, report=report_path)
 
 
+def _writable_folder(path: Path) -> None:
+    """Refuse an output file whose folder does not exist before any work is done."""
+    folder = path.expanduser().resolve().parent
+    if not folder.is_dir():
+        raise click.ClickException(f"cannot write {path}: the folder {folder} does not exist")
+
+
 @click.command()
 @click.option(
-    "--out",
+    "-o",
+    "--output",
     "out_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default="faithmon-report.html",
     show_default=True,
     help="Where to write the HTML report.",
 )
-def report(out_path: Path) -> None:
+@click.option("--out", "old_out_path", type=click.Path(dir_okay=False, path_type=Path), hidden=True)
+@database_option
+def report(out_path: Path, old_out_path: Path | None) -> None:
     """Write a self-contained HTML report: rates over time per segment, alerts, examples."""
     from ..report import write_report
 
+    out_path = old_out_path or out_path
+    _writable_folder(out_path)
     settings = load_settings()
     judge_ = wiring.make_judge(settings)
-    with wiring.open_store(settings) as sessions:
+    with wiring.open_store(settings, must_exist=True) as sessions:
         write_report(sessions, judge_.name, out_path, floor=wiring.proof_floor(settings))
     click.echo(f"report: {out_path}")
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=4318, show_default=True, help="OTLP/HTTP port.")
 @click.option(
-    "--grpc-port", default=4317, show_default=True, help="OTLP/gRPC port; 0 turns gRPC off."
+    "--port",
+    default=4318,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="OTLP/HTTP, API and dashboard port (0: any free port).",
 )
+@click.option(
+    "--grpc-port",
+    default=4317,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="OTLP/gRPC port; 0 turns gRPC off.",
+)
+@database_option
 def serve(host: str, port: int, grpc_port: int) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC) and store RAG records."""
     from ..api import server
@@ -86,10 +133,19 @@ def serve(host: str, port: int, grpc_port: int) -> None:
     settings = load_settings()
     configure_logging(settings.log_level)
     try:
+        sock = server.listen(host, port)
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another --port "
+            "or stop what holds it"
+        ) from None
+    try:
         spool = wiring.open_spool(settings)
     except ConfigError as exc:
+        sock.close()
         raise click.ClickException(str(exc)) from None
     with wiring.open_store(settings) as sessions, contextlib.ExitStack() as stack:
+        stack.callback(sock.close)
         if spool is not None:
             stack.callback(spool.close)
         auth = wiring.make_auth(settings, sessions, host)
@@ -120,34 +176,50 @@ def serve(host: str, port: int, grpc_port: int) -> None:
             auth=None if settings.auth == "off" else auth,
             reads=_read_options(settings),
         )
-        logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, port)
-        server.serve(app, host, port, pipeline, before_drain=stop_grpc)
+        bound = sock.getsockname()[1]
+        logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, bound)
+        server.serve(app, sock, pipeline, before_drain=stop_grpc)
 
 
 @click.command()
 @click.option("--once", is_flag=True, help="Run each job once and exit.")
 @click.option("--check", is_flag=True, help="Exit 0 if a worker's heartbeat is fresh, else 1.")
-def worker(once: bool, check: bool) -> None:
+@json_option
+@database_option
+def worker(once: bool, check: bool, as_json: bool) -> None:
     """Score pending records, detect drift and apply retention on a schedule."""
     from . import worker_process
 
     settings = load_settings()
     if check:
-        sys.exit(0 if worker_process.healthy(settings) else 1)
+        fresh, why = worker_process.healthy(settings)
+        click.echo(json.dumps({"healthy": fresh, "detail": why}) if as_json else why)
+        sys.exit(0 if fresh else 1)
     configure_logging(settings.log_level)
     try:
-        summary = worker_process.run_worker(settings, once)
+        done = worker_process.run_worker(settings, once)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     if once:
-        click.echo(summary)
+        if as_json:
+            click.echo(json.dumps(done))
+            return
+        click.echo(
+            f"scored {done['scored']} records; {done['alert_changes']} alert changes; "
+            f"retention deleted {done['retention_deleted']} records; "
+            f"{done['sentinel_runs']} sentinel runs"
+        )
 
 
 @click.command()
 @click.option("--since", required=True, type=click.DateTime(), help="Start of the window (UTC).")
 @click.option("--until", type=click.DateTime(), default=None, help="End of the window (UTC).")
 @click.option("--segment", multiple=True, help="Only records with this label=value.")
-def rescore(since: datetime, until: datetime | None, segment: tuple[str, ...]) -> None:
+@json_option
+@database_option
+def rescore(
+    since: datetime, until: datetime | None, segment: tuple[str, ...], as_json: bool
+) -> None:
     """Queue a window for scoring again by the current judge; earlier evaluations stay."""
     from ..store import work
 
@@ -159,7 +231,7 @@ def rescore(since: datetime, until: datetime | None, segment: tuple[str, ...]) -
         if not sep:
             raise click.ClickException(f"--segment expects label=value, got {item!r}")
         pairs[name] = value
-    with wiring.open_store(settings) as sessions, sessions.begin() as session:
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
         queued = work.reset_for_rescore(
             session,
             judge.name,
@@ -167,6 +239,9 @@ def rescore(since: datetime, until: datetime | None, segment: tuple[str, ...]) -
             until.replace(tzinfo=UTC) if until else None,
             pairs,
         )
+    if as_json:
+        click.echo(json.dumps({"queued": queued, "judge": judge.name}))
+        return
     click.echo(f"queued {queued} records for {judge.name}; the worker scores them")
 
 

@@ -1,15 +1,45 @@
-"""`faithmon traces list`."""
+"""`faithmon traces list|show`: the stored records, through the read API's own queries (its
+filters for the list, its trace view for one trace), so the CLI and the API agree."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import click
 
+from ..store import reads_traces as reads
+from ..store import trace_view
 from ..store import traces as stored_traces
-from . import wiring
-from ._common import load_settings
+from . import traces_show, wiring
+from ._common import database_option, json_option, limit_option, load_settings
 from .views import record_json
+
+# As the read API's ``status`` and ``label`` parameters take them: a label name is spliced
+# into a JSON path on SQLite, so it is checked before any query.
+STATUSES = ("pending", "scored", "no_context", "incomplete_evidence", "judge_error")
+_LABEL = re.compile(r"[A-Za-z0-9_.\-]{1,100}:[^\x00]*")
+_TRACE_ID = re.compile(r"[0-9a-fA-F]{32}")
+
+
+def _labels(_ctx: click.Context, _param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
+    for value in values:
+        if not _LABEL.fullmatch(value):
+            raise click.BadParameter(f"{value!r}: expected KEY:VALUE")
+    return dict(value.partition(":")[::2] for value in values)
+
+
+def _utc(_ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    """An ISO-8601 time; one without an offset is UTC (as the read API takes it)."""
+    if value is None:
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+        return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise click.BadParameter(f"{value!r}: not an ISO-8601 time") from None
 
 
 @click.group()
@@ -18,22 +48,104 @@ def traces() -> None:
 
 
 @traces.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
-@click.option("--limit", default=50, show_default=True, help="Most recent records to show.")
-def traces_list(as_json: bool, limit: int) -> None:
-    """List stored records, newest first, with their evaluations."""
+@click.option("--status", type=click.Choice(STATUSES), help="Only records in this status.")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY:VALUE",
+    callback=_labels,
+    help="Only records with this label; repeat it to ask for every pair.",
+)
+@click.option("--since", metavar="TIME", callback=_utc, help="Started at or after (ISO-8601).")
+@click.option("--until", metavar="TIME", callback=_utc, help="Started before (ISO-8601).")
+@click.option(
+    "--max-score",
+    type=click.FloatRange(0, 1),
+    help="Strict faithfulness of the newest evaluation at most this.",
+)
+@click.option(
+    "--critical/--no-critical",
+    default=None,
+    help="Only records whose newest evaluation has (or has no) critical unsupported claim.",
+)
+@limit_option(50, "Most recent records to show.")
+@json_option
+@database_option
+def traces_list(
+    status: str | None,
+    labels: dict[str, str],
+    since: datetime | None,
+    until: datetime | None,
+    max_score: float | None,
+    critical: bool | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List stored records, newest first, with their newest evaluation's scores."""
     settings = load_settings()
-    judge_name = wiring.make_judge(settings).name
-    with wiring.open_store(settings) as sessions, sessions() as session:
-        stored = stored_traces.list_records(session, limit=limit)
-    rows = [record_json(s, judge_name) for s in stored]
+    where = reads.TraceFilter(
+        status=status,
+        labels=labels,
+        since=since,
+        until=until,
+        max_score=max_score,
+        critical=critical,
+    )
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
+        page = reads.list_traces(session, where, limit)
+        ids = [t.trace_id for t in page.items]
+        found = stored_traces.load_traces(session, ids) if as_json else {}
     if as_json:
+        judge_name = wiring.make_judge(settings).name
+        # A record retention deleted between the two queries is left out, not an error.
+        rows = [
+            record_json(found[t.trace_id], judge_name) for t in page.items if t.trace_id in found
+        ]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    for row in rows:
-        score_text = "-" if row["faithfulness"] is None else f"{row['faithfulness']:.2f}"
-        labels = ",".join(f"{k}={v}" for k, v in sorted(row["labels"].items()))
-        click.echo(
-            f"{row['trace_id']}  {row['status']:<11} {score_text:>5}  {labels}  "
-            f"{row['question'][:60]}"
+    for line in _table(page.items):
+        click.echo(line)
+    if page.next is not None:
+        click.echo(f"(more than {limit}: raise --limit, or narrow with --until)", err=True)
+
+
+def _table(items: Sequence[reads.TraceSummary]) -> list[str]:
+    head = f"{'TRACE ID':<32}  {'STARTED (UTC)':<19}  {'STATUS':<19}  STRICT  CRIT  LABELS  "
+    lines = [click.style(head + "QUESTION", bold=True)]
+    for t in items:
+        strict = f"{traces_show.score(t.faithfulness):>6}"
+        if t.faithfulness is not None and t.faithfulness < 1:
+            strict = click.style(strict, fg="yellow")
+        crit = click.style("yes ", fg="red", bold=True) if t.critical else "    "
+        labels = traces_show.plain(",".join(f"{k}={v}" for k, v in sorted(t.labels.items())))
+        question = traces_show.plain(t.question[:60])
+        lines.append(
+            f"{t.trace_id:<32}  {traces_show.when(t.started_at)}  {t.status:<19}  "
+            f"{strict}  {crit}  {labels or '-'}  {question}"
         )
+    return lines
+
+
+@traces.command("show")
+@click.argument("trace_id")
+@json_option
+@database_option
+def traces_show_command(trace_id: str, as_json: bool) -> None:
+    """One record whole: its chunks with the claims that cite them, and every evaluation
+    (with --json: what the read API answers to GET /api/v1/traces/TRACE_ID)."""
+    if not _TRACE_ID.fullmatch(trace_id):
+        raise click.ClickException(
+            f"malformed trace id {traces_show.plain(trace_id)!r}: expected 32 hex digits"
+        )
+    settings = load_settings()
+    floor = wiring.proof_floor(settings)
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
+        view = trace_view.load_trace_view(session, trace_id.lower(), floor)
+    if view is None:
+        raise click.ClickException(f"no trace {trace_id.lower()}")
+    if as_json:
+        click.echo(json.dumps(trace_view.json_ready(view), indent=2, ensure_ascii=False))
+        return
+    for line in traces_show.render(view):
+        click.echo(line)

@@ -44,6 +44,7 @@ from ..model.standing import ProofFloor
 from ..store import Sessions, writes
 from ..store import engine as store_engine
 from ..store import keys as store_keys
+from ..store import opening as store_opening
 from ..store import records as stored_records
 
 if TYPE_CHECKING:
@@ -53,9 +54,15 @@ logger = logging.getLogger(__name__)
 
 
 @contextmanager
-def open_store(settings: Settings, upgrade: bool = True) -> Iterator[Sessions]:
-    """Sessions on an upgraded schema; the engine's connections close on exit."""
-    engine = store_engine.make_engine(settings.database_url)
+def open_store(
+    settings: Settings, upgrade: bool = True, must_exist: bool = False
+) -> Iterator[Sessions]:
+    """Sessions on an upgraded schema; the engine's connections close on exit.
+
+    A command that reads or changes what is stored (``must_exist``) refuses a database
+    that does not exist rather than creating an empty one and printing nothing.
+    """
+    engine = store_opening.open_engine(settings.database_url, must_exist=must_exist)
     try:
         if upgrade:
             store_engine.upgrade(engine)

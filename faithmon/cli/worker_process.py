@@ -14,15 +14,20 @@ from ..store.locks import singleton, sqlite_worker_lock
 from . import wiring
 
 
-def healthy(settings: Settings) -> bool:
-    """The heartbeat is fresh: written within three scheduling periods."""
-    return worker.heartbeat_fresh(
-        settings.worker_heartbeat_file, 3 * max(settings.score_interval, 10.0)
-    )
+def healthy(settings: Settings) -> tuple[bool, str]:
+    """Whether the heartbeat is fresh (written within three scheduling periods), and why."""
+    path = settings.worker_heartbeat_file
+    limit = 3 * max(settings.score_interval, 10.0)
+    age = worker.heartbeat_age(path)
+    if age is None:
+        return False, f"no worker heartbeat in {path} (FAITHMON_WORKER_HEARTBEAT_FILE)"
+    if age >= limit:
+        return False, f"worker heartbeat in {path} is {age:.0f}s old (stale past {limit:.0f}s)"
+    return True, f"worker healthy: heartbeat {age:.0f}s old in {path}"
 
 
-def run_worker(settings: Settings, once: bool) -> str:
-    """Run the jobs (once, or on their schedules); returns a summary for ``--once``."""
+def run_worker(settings: Settings, once: bool) -> dict[str, int]:
+    """Run the jobs (once, or on their schedules); returns what ``--once`` did."""
     judge = wiring.make_judge(settings)
     config = wiring.drift_config(settings)
     sinks = wiring.make_sinks(settings)
@@ -47,7 +52,7 @@ def _run(
     config: DriftConfig,
     sinks: Sequence[AlertSink],
     telemetry: Callable[[RagRecord, Judgement], None] | None,
-) -> str:
+) -> dict[str, int]:
     retry = jobs.RetryPolicy(
         max_retries=settings.worker_max_retries,
         base_delay=settings.worker_retry_delay,
@@ -102,14 +107,17 @@ def _run(
 
     heartbeat()
     if once:
-        sentinel()
+        runs = sentinel()
         scored = score()
         result = detect()
         deleted = retain()
         changes = len(result.changed) if result is not None else 0
-        return (
-            f"scored {scored} records; {changes} alert changes; retention deleted {deleted} records"
-        )
+        return {
+            "sentinel_runs": runs,
+            "scored": scored,
+            "alert_changes": changes,
+            "retention_deleted": deleted,
+        }
     worker.run(
         [
             (score, settings.score_interval),
@@ -119,4 +127,4 @@ def _run(
             (heartbeat, min(settings.score_interval, 10.0)),
         ]
     )
-    return "stopped"
+    return {}

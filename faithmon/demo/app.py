@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import faithmon_instrumentation as fm
 
+SERVICE = "northwind-help"
 RETRIEVER = "keyword"
 RETRIEVER_VERSION = "kb-2026.11"
 STABLE_MODEL = "northwind-llm-1.0"

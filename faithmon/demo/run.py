@@ -20,7 +20,7 @@ from ..judge import OfflineJudge
 from ..model import Judge, segment_key
 from ..model.standing import ProofFloor
 from ..report import write_report
-from ..store import Sessions
+from ..store import Sessions, opening
 from ..store import alerts as store_alerts
 from ..store import records as stored_records
 from ..store import sentinels as store_sentinels
@@ -78,7 +78,7 @@ def _run(
     floor = wiring.proof_floor(settings)
     sink = ListSink()
     fm.setup(
-        service_name="northwind-help",
+        service_name=app.SERVICE,
         processors=[PipelineSpanProcessor(pipeline.submit)],
         export=False,
     )
@@ -90,7 +90,9 @@ def _run(
         size = rest // PHASES + (1 if i < rest % PHASES else 0)
         steps.append((size, 0.4, f"rollout step {i + 1}: 40% of traffic on {app.NEW_MODEL}"))
 
-    out.write(f"faithmon demo: {requests} requests into {settings.database_url}\n\n")
+    out.write(
+        f"faithmon demo: {requests} requests into {opening.shown_url(settings.database_url)}\n\n"
+    )
     try:
         for size, share, title in steps:
             for _ in range(size):
@@ -124,19 +126,14 @@ def _run(
                 out.write(f"        trace {example['trace_id']}: {claims}\n")
     else:
         out.write("no alert is firing\n")
-    where = (
-        ""
-        if settings.database_url == DEFAULT_DEMO_URL
-        else f" with FAITHMON_DATABASE_URL={settings.database_url}"
-    )
+    shown = opening.shown_url(settings.database_url)
     out.write(
         f"\nfinished in {time.perf_counter() - started:.1f}s. Look inside with "
-        f"`faithmon traces list` and `faithmon alerts list`{where}\n"
+        f"`faithmon traces list --database-url {shown}` and "
+        f"`faithmon alerts list --database-url {shown}`\n"
     )
     return len(firing)
 
-
-DEFAULT_DEMO_URL = "sqlite:///faithmon-demo.db"
 
 BROKEN_JUDGE = OfflineJudge(threshold=0.0)
 """A judge configuration broken on purpose: one word of a claim missing from the

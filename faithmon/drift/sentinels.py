@@ -39,8 +39,15 @@ def parse_cases(lines: Iterable[str]) -> list[Case]:
             continue
         try:
             item = json.loads(line)
+            if not isinstance(item, dict):
+                raise ValueError("expected a JSON object")
             chunks = item.get("chunks", item.get("contexts", item.get("retrieved_contexts")))
             answer = item.get("answer", item.get("response"))
+            if "expected" not in item:
+                raise ValueError(
+                    "the field `expected` (supported or unsupported) is missing: each case "
+                    "says what the judge should find"
+                )
             expected = item["expected"]
             if expected not in ("supported", "unsupported"):
                 raise ValueError("expected must be supported or unsupported")

@@ -64,14 +64,29 @@ def _spelled_emails(text: str) -> list[Found]:
 _URL_CREDENTIAL = re.compile(r"://[^\s/@:]*:$")
 
 
-def emails(text: str) -> list[Found]:
+def _plain_emails(text: str) -> list[Found]:
+    """The matches of ``_EMAIL``, as ``finditer`` gives them, looked for from each "@".
+
+    A match holds one "@" and starts at most 64 characters before it (its local part), so
+    none starts before that: ``re`` skips the rest of the text, which the pattern (it
+    starts with a lookbehind) would otherwise try at every character.
+    """
     found = []
-    if "@" in text:
-        found = [
-            Found(m.start(), m.end(), "EMAIL", _email_value(m.group(0)))
-            for m in _EMAIL.finditer(text)
-            if not _URL_CREDENTIAL.search(text, max(0, m.start() - 64), m.start())
-        ]
+    cursor = 0
+    at = text.find("@")
+    while at >= 0:
+        m = _EMAIL.search(text, max(cursor, at - 64))
+        if m is None:
+            break
+        if not _URL_CREDENTIAL.search(text, max(0, m.start() - 64), m.start()):
+            found.append(Found(m.start(), m.end(), "EMAIL", _email_value(m.group(0))))
+        cursor = m.end()
+        at = text.find("@", cursor)
+    return found
+
+
+def emails(text: str) -> list[Found]:
+    found = _plain_emails(text)
     low = lowered(text)  # "dot", "at]" and "at)" are found in it as in text.lower()
     if "dot" in low or (("]" in low or ")" in low) and ("at]" in low or "at)" in low)):
         found += _spelled_emails(text)

@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from ..errors import SaturatedError
+from ..errors import ConfigError, SaturatedError
 from . import otlp
 from .pipeline import Pipeline
 from .tenancy import Authorize, stamp
@@ -114,7 +114,13 @@ def start(
     )
     trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_Traces(pipeline, authorize), server)  # type: ignore[no-untyped-call]
     logs_service_pb2_grpc.add_LogsServiceServicer_to_server(_Logs(pipeline, authorize), server)  # type: ignore[no-untyped-call]
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:
+        raise ConfigError(
+            f"cannot listen for OTLP/gRPC on {host}:{port}: the port is in use or not "
+            "allowed; choose another --grpc-port (0 turns gRPC off)"
+        ) from None
     server.start()
     logger.info("faithmon: receiving OTLP/gRPC on %s:%d", host, bound)
     return server, bound

@@ -40,6 +40,9 @@ class DriftRun:
     """The judge is not trusted (sentinels: unproven or drifting): its alerts wait."""
     building: tuple[Mapping[str, str], ...] = ()
     """The overall of each partition with records whose baseline is not frozen yet."""
+    thresholds_from: Mapping[str, object] | None = None
+    """For a dry run whose own threshold settings differ from those of the run that keeps
+    the state (the worker's, which raises the alerts): the settings it read with instead."""
 
 
 DRIFT_RULES = (drift.RULE, drift.CRITICAL_RULE, drift.NO_DATA_RULE)
@@ -106,17 +109,25 @@ def check_drift(
         )
         if frozen is None:
             if not dry_run:
-                drift_fold.save(session, judge_name, folded, clock)
+                drift_fold.save(session, judge_name, folded, clock, config)
                 store_drift_runs.save(
                     session, judge_name, clock, False, held_back, drift.summarize((), ())
                 )
             return DriftRun(False, (), (), held_back=held_back, building=building)
+        thresholds_from = None
+        if dry_run:
+            # A status agrees with the alerts: it reads with the thresholds of the run that
+            # raised them, whatever this process's own settings say.
+            kept = drift_fold.alerting_thresholds(session, judge_name)
+            if kept is not None and any(getattr(config, k) != v for k, v in kept.items()):
+                config = replace(config, **kept)
+                thresholds_from = kept
         if not config.calibrated and config.threshold is None:
             config = replace(config, calibrated=store_thresholds.load(session))
         readings = drift.read(state, frozen, config)
         no_data, silent = drift.silences_of(state, config, clock)
         if not dry_run:
-            drift_fold.save(session, judge_name, folded, clock)
+            drift_fold.save(session, judge_name, folded, clock, config)
             # What the read API serves until the next run: it does not run the detectors.
             summary = drift.summarize(readings, silent)
             store_drift_runs.save(session, judge_name, clock, True, held_back, summary)
@@ -128,7 +139,13 @@ def check_drift(
                 # The judge is unproven or drifting: production alerts wait for its proof.
                 logger.warning("faithmon: %s; drift alerts held back", standing.line)
             return DriftRun(
-                True, tuple(readings), (), tuple(silent), held_back=held_back, building=building
+                True,
+                tuple(readings),
+                (),
+                tuple(silent),
+                held_back=held_back,
+                building=building,
+                thresholds_from=thresholds_from,
             )
         sentinel = store_sentinels.status(session, judge_name)
         signals = _in_context([r.signal() for r in readings] + no_data, judge_name, sentinel)
@@ -174,5 +191,5 @@ def rebuild_drift(
         frozen = store_baselines.load_baselines(session, judge_name)
         clock = now()
         folded = drift_fold.advance(session, judge_name, config, frozen, True, clock)
-        drift_fold.save(session, judge_name, folded, clock)
+        drift_fold.save(session, judge_name, folded, clock, config)
     return folded

@@ -166,8 +166,16 @@ def advance(
     return Folded(kept, seen, frozen, mark, rebuilt, read)
 
 
-def save(session: Session, judge: str, folded: Folded, now: datetime) -> None:
-    data = {**folded.kept, "solved": drift.solved()}
+THRESHOLD_SETTINGS = ("threshold", "false_alarms", "wobble")
+"""What sets the thresholds besides the stored calibration: kept with the state, so a
+`drift status` run with other settings reads the thresholds the alerting run used."""
+
+
+def save(
+    session: Session, judge: str, folded: Folded, now: datetime, config: drift.DriftConfig
+) -> None:
+    thresholds = {name: getattr(config, name) for name in THRESHOLD_SETTINGS}
+    data = {**folded.kept, "solved": drift.solved(), "thresholds": thresholds}
     stored = store_drift_state.StoredState(folded.fingerprint, int(data["watermark"]), data)
     store_drift_state.save(session, judge, stored, now)
 
@@ -190,6 +198,16 @@ def remember_solved(session: Session, judge: str) -> None:
         store_drift_state.StoredState(stored.fingerprint, stored.watermark, data),
         datetime.now(UTC),
     )
+
+
+def alerting_thresholds(session: Session, judge: str) -> dict[str, Any] | None:
+    """The threshold settings of the last run that kept ``judge``'s state (and so raised
+    its alerts); None before any."""
+    stored = store_drift_state.load(session, judge)
+    if stored is None:
+        return None
+    kept = stored.state.get("thresholds")
+    return dict(kept) if isinstance(kept, dict) else None
 
 
 def building(

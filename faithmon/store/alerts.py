@@ -95,11 +95,15 @@ def get_alert(session: Session, alert_id: int) -> Alert | None:
 
 
 def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert | None:
-    """Record who acknowledged an alert; its state is the detector's, not changed here."""
+    """Record who acknowledged an alert; its state is the detector's, not changed here.
+
+    The first acknowledgement stays: a second one does not replace who took the alert
+    (the caller compares ``acked_by`` to tell)."""
     row = session.get(AlertRow, alert_id)
     if row is None:
         return None
-    row.details = {**row.details, "acked_by": by, "acked_at": at.isoformat()}
+    if "acked_by" not in row.details:
+        row.details = {**row.details, "acked_by": by, "acked_at": at.isoformat()}
     return to_alert(row)
 
 

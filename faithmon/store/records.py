@@ -187,6 +187,14 @@ def stored_trace_ids(session: Session, trace_ids: Iterable[str]) -> set[str]:
     return found
 
 
+def holds_other_service(session: Session, service: str) -> bool:
+    """Whether any stored record came from a service other than ``service`` (the demo asks,
+    before it writes into a database, whether it would mix its records with someone's)."""
+    named = json_text(session, RecordRow.labels, "service")
+    other = select(RecordRow.id).where(or_(named.is_(None), named != service)).limit(1)
+    return session.scalar(other) is not None
+
+
 def save_feedback(session: Session, items: Sequence[Feedback]) -> None:
     """Store feedback; it may arrive before or after its record."""
     now = datetime.now(UTC)

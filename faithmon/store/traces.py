@@ -25,6 +25,20 @@ def _evaluations(session: Session, rows: Sequence[RecordRow]) -> dict[int, list[
     return found
 
 
+def _feedback(session: Session, rows: Sequence[RecordRow]) -> dict[str, list[Feedback]]:
+    """trace id → its feedback, oldest first."""
+    found: dict[str, list[Feedback]] = {}
+    for item in session.scalars(
+        select(FeedbackRow)
+        .where(FeedbackRow.trace_id.in_([r.trace_id for r in rows]))
+        .order_by(FeedbackRow.given_at, FeedbackRow.id)
+    ):
+        found.setdefault(item.trace_id, []).append(
+            Feedback(trace_id=item.trace_id, value=item.value, at=item.given_at)
+        )
+    return found
+
+
 def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[StoredRecord]:
     """Newest first, with every evaluation of each record (oldest evaluation first)."""
     rows = list(
@@ -38,14 +52,7 @@ def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[St
     evaluations: dict[int, list[Judgement]] = {}
     feedback: dict[str, list[Feedback]] = {}
     if rows:
-        for item in session.scalars(
-            select(FeedbackRow)
-            .where(FeedbackRow.trace_id.in_([r.trace_id for r in rows]))
-            .order_by(FeedbackRow.given_at, FeedbackRow.id)
-        ):
-            feedback.setdefault(item.trace_id, []).append(
-                Feedback(trace_id=item.trace_id, value=item.value, at=item.given_at)
-            )
+        feedback = _feedback(session, rows)
         evaluations = _evaluations(session, rows)
     return [
         StoredRecord(
@@ -60,17 +67,20 @@ def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[St
 
 
 def load_traces(session: Session, trace_ids: Sequence[str]) -> dict[str, StoredRecord]:
-    """The stored records with these trace ids, each with its evaluations (oldest first)."""
+    """The stored records with these trace ids, each with its evaluations and feedback
+    (oldest first)."""
     if not trace_ids:
         return {}
     rows = list(session.scalars(select(RecordRow).where(RecordRow.trace_id.in_(trace_ids))))
     evaluations = _evaluations(session, rows)
+    feedback = _feedback(session, rows)
     return {
         row.trace_id: StoredRecord(
             id=row.id,
             record=to_record(row),
             status=row.status,
             evaluations=tuple(evaluations.get(row.id, ())),
+            feedback=tuple(feedback.get(row.trace_id, ())),
         )
         for row in rows
     }

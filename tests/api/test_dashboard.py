@@ -89,7 +89,8 @@ def served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     # (exact run lengths per detector); the demo pins one, and so does this server for
     # the runs it makes when the stored one is stale.
     monkeypatch.setenv("FAITHMON_DRIFT_THRESHOLD", "15")
-    result = CliRunner().invoke(main, ["demo", "--report", str(tmp_path / "r.html")])
+    demo = ["demo", "--output", str(tmp_path / "r.html"), "--database", database_url]
+    result = CliRunner().invoke(main, demo)
     assert result.exit_code == 0, result.output
     settings = Settings.from_env()
     made = {}

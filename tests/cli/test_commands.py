@@ -94,10 +94,11 @@ def test_demo_alerts_on_the_new_model_only(
     """The demo's drifting model version fires, and no other segment does; the broken
     judge configuration it swaps in raises a judge-drift alert."""
     monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    given = ["--database", database_url] if database_url.startswith("postgresql") else []
     if database_url.startswith("postgresql"):
         monkeypatch.setenv("FAITHMON_DATABASE_URL", database_url)
-    runner = CliRunner()
-    result = runner.invoke(main, ["demo"])
+    result = runner.invoke(main, ["demo", *given])
     assert result.exit_code == 0, result.output
     tenants = ("acme", "globex", "initech")
     for tenant in tenants:
@@ -152,7 +153,8 @@ def test_db_upgrade_reports_the_revision(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("FAITHMON_DATABASE_URL", f"sqlite:///{tmp_path}/x.db")
     result = CliRunner().invoke(main, ["db", "upgrade"])
     assert result.exit_code == 0, result.output
-    assert f"schema at revision {store_engine.head_revision()}\n" == result.stdout
+    head = store_engine.head_revision()
+    assert f"schema of sqlite:///{tmp_path}/x.db at revision {head}\n" == result.stdout
 
 
 def test_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

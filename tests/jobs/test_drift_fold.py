@@ -184,13 +184,51 @@ def test_the_order_workers_score_in_changes_nothing(sessions: sessionmaker[Sessi
     assert states[0] == states[1]
 
 
+def test_a_status_reads_with_the_thresholds_of_the_alerting_run(
+    sessions: sessionmaker[Session],
+) -> None:
+    """`drift status` agrees with the alerts: in a shell whose settings would derive the
+    thresholds from the budget, it reads with the worker's pinned one, kept with the state,
+    and writes nothing."""
+    save_and_score(sessions, [record(n, CONTEXT, route="a", model="m1") for n in range(140)])
+    run(sessions, late=True)
+    with sessions() as session:
+        before = store_drift_state.load(session, JUDGE.name)
+    assert before is not None and before.state["thresholds"]["threshold"] == CONFIG.threshold
+    budget = replace(CONFIG, threshold=None, false_alarms=3.0)
+    later = T0 + timedelta(minutes=145)
+    status = check_drift(sessions, JUDGE.name, budget, now=lambda: later, dry_run=True)
+    assert status.readings and {r.threshold for r in status.readings} == {CONFIG.threshold}
+    assert status.thresholds_from == {
+        "threshold": CONFIG.threshold,
+        "false_alarms": CONFIG.false_alarms,
+        "wobble": CONFIG.wobble,
+    }
+    with sessions() as session:
+        after = store_drift_state.load(session, JUDGE.name)
+    assert after is not None and after.state == before.state
+    # Settings equal to the kept ones: nothing to say.
+    same = check_drift(sessions, JUDGE.name, CONFIG, now=lambda: later, dry_run=True)
+    assert same.thresholds_from is None
+
+
 def test_a_status_keeps_the_thresholds_it_solved(sessions: sessionmaker[Session]) -> None:
-    """A dry run solves the budget thresholds the worker (with a pinned one) never needed,
-    and keeps them in the stored state, so the next `drift status` does not solve again;
-    it writes nothing else."""
+    """A state kept before the thresholds' settings were kept with it: a dry run solves the
+    budget thresholds and keeps them in the stored state, so the next `drift status` does
+    not solve again; it writes nothing else."""
     arl.forget()  # what other tests solved in this process is not this state's
     save_and_score(sessions, [record(n, CONTEXT, route="a", model="m1") for n in range(140)])
     run(sessions, late=True)
+    with sessions() as session, session.begin():
+        kept = store_drift_state.load(session, JUDGE.name)
+        assert kept is not None
+        older = {k: v for k, v in kept.state.items() if k != "thresholds"}
+        store_drift_state.save(
+            session,
+            JUDGE.name,
+            store_drift_state.StoredState(kept.fingerprint, kept.watermark, older),
+            T0,
+        )
     with sessions() as session:
         before = store_drift_state.load(session, JUDGE.name)
     assert before is not None

@@ -354,7 +354,8 @@ def test_demo_report_in_chromium(
     monkeypatch.setenv("FAITHMON_DATABASE_URL", f"sqlite:///{tmp_path}/demo.db")
     runner = CliRunner()
     report = tmp_path / "report.html"
-    result = runner.invoke(main, ["demo", "--report", str(report)])
+    demo = ["demo", "-o", str(report), "--database", f"sqlite:///{tmp_path}/demo.db"]
+    result = runner.invoke(main, demo)
     assert result.exit_code == 0, result.output
     assert result.stdout.endswith(f"report: {report}\n")
     alerts = json.loads(runner.invoke(main, ["alerts", "list", "--json"]).stdout)

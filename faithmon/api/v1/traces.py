@@ -10,11 +10,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field, StringConstraints
 
-from ...model import Chunk, Claim
 from ...model.standing import JudgeStanding, ProofFloor
-from ...store import Sessions
+from ...store import Sessions, trace_view
 from ...store import reads_traces as reads
-from ...store import sentinels as store_sentinels
 from ._common import (
     MAX_PAGE,
     NOT_FOUND,
@@ -130,83 +128,12 @@ class TraceOut(BaseModel):
     evaluations: list[EvaluationOut] = Field(description="Oldest first.")
 
 
-def _chunk(chunk: Chunk) -> ChunkOut:
-    return ChunkOut(
-        position=chunk.position,
-        id=chunk.id,
-        score=chunk.score,
-        text=chunk.text,
-        metadata=dict(chunk.metadata),
-    )
-
-
-def _claim(claim: Claim) -> ClaimOut:
-    return ClaimOut(
-        text=claim.text,
-        verdict=claim.verdict,
-        chunk=claim.chunk,
-        quote=claim.quote,
-        critical=claim.critical,
-        flags=list(claim.flags),
-        confidence=claim.confidence,
-        stage=claim.stage,
-    )
-
-
-def _evaluation(stored: reads.StoredEvaluation, trusted: bool) -> EvaluationOut:
-    j = stored.judgement
-    return EvaluationOut(
-        judge=j.judge,
-        status=j.status,
-        faithfulness=j.faithfulness,
-        lenient=j.lenient,
-        unsupported=j.unsupported,
-        critical_unsupported=j.critical_unsupported,
-        claims=[_claim(c) for c in j.claims],
-        error=j.error,
-        raw=j.raw,
-        usage=UsageOut(
-            calls=j.usage.calls,
-            prompt_tokens=j.usage.prompt_tokens,
-            completion_tokens=j.usage.completion_tokens,
-            retries=j.usage.retries,
-        ),
-        latency_ms=j.latency_ms,
-        created_at=stored.created_at,
-        trusted=trusted,
-    )
-
-
 def trace_out(
     detail: reads.TraceDetail, standings: Mapping[str, JudgeStanding] | None = None
 ) -> TraceOut:
-    """The trace; each evaluation ``trusted`` as the standing of its judge says (read at
-    the time of asking, so a judge proven later trusts what it scored before)."""
-    record = detail.record
-    standings = standings or {}
-
-    def trusted(e: reads.StoredEvaluation) -> bool:
-        standing = standings.get(e.judgement.judge)
-        return standing is None or standing.trusts(e.created_at)
-
-    return TraceOut(
-        trace_id=record.trace_id,
-        started_at=record.started_at,
-        ingested_at=detail.ingested_at,
-        status=detail.status,
-        question=record.question,
-        answer=record.answer,
-        chunks=[_chunk(c) for c in record.chunks],
-        retrieved=[_chunk(c) for c in record.retrieved],
-        labels=dict(record.labels),
-        sampling=Sampling(decision="kept", reason=record.sample_reason, keep_requested=record.keep),
-        incomplete_reason=record.incomplete,
-        convention=record.convention,
-        repairs=list(record.repairs),
-        generation=dict(record.generation),
-        feedback=[FeedbackOut(value=f.value, at=f.at) for f in detail.feedback],
-        evaluations=[_evaluation(e, trusted(e)) for e in detail.evaluations],
-    )
+    """The trace as :func:`~faithmon.store.trace_view.trace_view` builds it (the one builder
+    `faithmon traces show --json` prints too)."""
+    return TraceOut.model_validate(trace_view.trace_view(detail, standings))
 
 
 def _labels(pairs: list[str] | None) -> dict[str, str]:
@@ -284,11 +211,9 @@ def router(sessions: Sessions, floor: ProofFloor | None = None) -> APIRouter:
         if len(trace_id) > 32 or "\x00" in trace_id:
             raise not_found("such trace")
         with sessions() as session:
-            detail = reads.load_trace(session, trace_id, who.tenant)
-            judges = {e.judgement.judge for e in detail.evaluations} if detail else set()
-            standings = {j: store_sentinels.standing(session, j, floor) for j in judges}
-        if detail is None:
+            view = trace_view.load_trace_view(session, trace_id, floor, who.tenant)
+        if view is None:
             raise not_found("such trace")
-        return trace_out(detail, standings)
+        return TraceOut.model_validate(view)
 
     return api

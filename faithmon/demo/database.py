@@ -1,0 +1,61 @@
+"""Where the demo writes: a fresh database of its own, never one that holds someone's records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..store import engine as store_engine
+from ..store import opening
+from ..store import records as stored_records
+from .app import SERVICE
+
+DEFAULT_DEMO_URL = "sqlite:///faithmon-demo.db"
+
+
+def prepare(url: str) -> str:
+    """Make ``url`` ready for a demo run that starts from nothing; returns the URL to use.
+
+    A SQLite file that only ever held the demo's records is removed and made anew; any
+    other database must hold no record at all. A database holding records of another
+    service is refused: the demo would mix its synthetic traffic into them.
+    """
+    file = opening.sqlite_file(url)
+    if file is not None and not file.exists():
+        return url
+    engine = opening.open_engine(url)
+    try:
+        if opening.holds_records_table(engine):
+            store_engine.upgrade(engine)
+            sessions = store_engine.session_factory(engine)
+            with sessions() as session:
+                foreign = stored_records.holds_other_service(session, SERVICE)
+                count = sum(stored_records.counts_by_status(session).values())
+        else:
+            foreign, count = False, 0
+    finally:
+        engine.dispose()
+    shown = opening.shown_url(url)
+    if foreign:
+        raise ConfigError(
+            f"{shown} holds records the demo did not write; the demo writes only into a "
+            "fresh database (leave out --database to use ./faithmon-demo.db)"
+        )
+    if count and file is None:
+        raise ConfigError(
+            f"{shown} holds {count} records of an earlier demo; give the demo an empty "
+            "database, or a SQLite file it may start again"
+        )
+    if file is not None:
+        _remove(file)
+    return url
+
+
+def _remove(file: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{file}{suffix}").unlink(missing_ok=True)
+
+
+def as_url(given: str) -> str:
+    """``--database`` takes a SQLAlchemy URL or the path of a SQLite file."""
+    return given if "://" in given else f"sqlite:///{Path(given).expanduser().resolve()}"

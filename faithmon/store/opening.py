@@ -1,0 +1,105 @@
+"""Opening the store from a URL a person typed: every way it can fail is one DatabaseUrlError
+with the cause and what to do, never a driver's traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, inspect
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+from ..errors import DatabaseUrlError
+from .engine import make_engine
+
+_EXAMPLES = "write sqlite:///path/to/faithmon.db or postgresql+psycopg://user@host:5432/db"
+
+
+def shown_url(url: str) -> str:
+    """The URL with its password masked (it goes into messages and logs)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The absolute path of a SQLite URL's file; None for another backend or memory."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    if parsed.database.startswith("file:"):
+        return None
+    return Path(parsed.database).expanduser().resolve()
+
+
+def open_engine(url: str, must_exist: bool = False) -> Engine:
+    """An engine whose database answered a first connection.
+
+    ``must_exist`` is for commands that only read: they refuse a database that holds
+    no faithmon schema instead of creating an empty one.
+    """
+    shown = shown_url(url)
+    try:
+        make_url(url)
+    except ArgumentError:
+        raise DatabaseUrlError(shown, "not a database URL", _EXAMPLES) from None
+    file = sqlite_file(url)
+    if file is not None:
+        if must_exist and not file.exists():
+            raise _missing(shown, f"no faithmon database at {file}")
+        if not file.parent.is_dir():
+            raise DatabaseUrlError(
+                shown, f"the folder {file.parent} does not exist", "create it or fix the path"
+            )
+    try:
+        engine = make_engine(url)
+    except NoSuchModuleError:
+        raise DatabaseUrlError(
+            shown, f"no database backend named {make_url(url).drivername!r}", _EXAMPLES
+        ) from None
+    except ModuleNotFoundError as exc:
+        raise DatabaseUrlError(
+            shown,
+            f"its driver {exc.name or 'module'} is not installed",
+            "install it in faithmon's environment, or use postgresql+psycopg:// "
+            "(psycopg comes with faithmon)",
+        ) from None
+    try:
+        with engine.connect() as connection:
+            schema = inspect(connection).has_table("alembic_version")
+    except DBAPIError as exc:
+        engine.dispose()
+        raise DatabaseUrlError(shown, _first_line(exc.orig), _hint(file)) from None
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise DatabaseUrlError(shown, _first_line(exc), _hint(file)) from None
+    if must_exist and not schema:
+        engine.dispose()
+        where = str(file) if file is not None else shown
+        raise _missing(shown, f"no faithmon database at {where} (it holds no faithmon tables)")
+    return engine
+
+
+def holds_records_table(engine: Engine) -> bool:
+    """Whether the database has faithmon's records table (any revision of it)."""
+    with engine.connect() as connection:
+        return inspect(connection).has_table("records")
+
+
+def _missing(shown: str, reason: str) -> DatabaseUrlError:
+    return DatabaseUrlError(shown, reason, "run `faithmon db upgrade` or check the path")
+
+
+def _first_line(error: object) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _hint(file: Path | None) -> str:
+    if file is not None:
+        return f"check that {file} is a SQLite file faithmon may read and write"
+    return "check that the server runs and the URL's host, port, user, password and database"

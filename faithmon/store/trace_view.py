@@ -1,0 +1,129 @@
+"""One trace whole as plain data: what ``GET /api/v1/traces/{trace_id}`` serves and
+``faithmon traces show --json`` prints. Both build it here, from one query, so the two
+cannot drift apart; the API only validates it into its response model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from ..model import Chunk, Claim
+from ..model.standing import JudgeStanding, ProofFloor
+from . import sentinels
+from .reads_traces import StoredEvaluation, TraceDetail, load_trace
+
+
+def _chunk(chunk: Chunk) -> dict[str, Any]:
+    return {
+        "position": chunk.position,
+        "id": chunk.id,
+        "score": chunk.score,
+        "text": chunk.text,
+        "metadata": dict(chunk.metadata),
+    }
+
+
+def _claim(claim: Claim) -> dict[str, Any]:
+    return {
+        "text": claim.text,
+        "verdict": claim.verdict,
+        "chunk": claim.chunk,
+        "quote": claim.quote,
+        "critical": claim.critical,
+        "flags": list(claim.flags),
+        "confidence": claim.confidence,
+        "stage": claim.stage,
+    }
+
+
+def _evaluation(stored: StoredEvaluation, trusted: bool) -> dict[str, Any]:
+    j = stored.judgement
+    return {
+        "judge": j.judge,
+        "status": j.status,
+        "faithfulness": j.faithfulness,
+        "lenient": j.lenient,
+        "unsupported": j.unsupported,
+        "critical_unsupported": j.critical_unsupported,
+        "claims": [_claim(c) for c in j.claims],
+        "error": j.error,
+        "raw": j.raw,
+        "usage": {
+            "calls": j.usage.calls,
+            "prompt_tokens": j.usage.prompt_tokens,
+            "completion_tokens": j.usage.completion_tokens,
+            "retries": j.usage.retries,
+        },
+        "latency_ms": j.latency_ms,
+        "created_at": stored.created_at,
+        "trusted": trusted,
+    }
+
+
+def trace_view(
+    detail: TraceDetail, standings: Mapping[str, JudgeStanding] | None = None
+) -> dict[str, Any]:
+    """The trace, times as datetimes; each evaluation ``trusted`` as the standing of its
+    judge says (read at the time of asking, so a judge proven later trusts what it scored
+    before; a judge with no standing given is trusted)."""
+    record = detail.record
+    standings = standings or {}
+
+    def trusted(e: StoredEvaluation) -> bool:
+        standing = standings.get(e.judgement.judge)
+        return standing is None or standing.trusts(e.created_at)
+
+    return {
+        "trace_id": record.trace_id,
+        "started_at": record.started_at,
+        "ingested_at": detail.ingested_at,
+        "status": detail.status,
+        "question": record.question,
+        "answer": record.answer,
+        "chunks": [_chunk(c) for c in record.chunks],
+        "retrieved": [_chunk(c) for c in record.retrieved],
+        "labels": dict(record.labels),
+        "sampling": {
+            "decision": "kept",
+            "reason": record.sample_reason,
+            "keep_requested": record.keep,
+        },
+        "incomplete_reason": record.incomplete,
+        "convention": record.convention,
+        "repairs": list(record.repairs),
+        "generation": dict(record.generation),
+        "feedback": [{"value": f.value, "at": f.at} for f in detail.feedback],
+        "evaluations": [_evaluation(e, trusted(e)) for e in detail.evaluations],
+    }
+
+
+def load_trace_view(
+    session: Session, trace_id: str, floor: ProofFloor, tenant: str | None = None
+) -> dict[str, Any] | None:
+    """:func:`trace_view` of the stored trace, each judge's standing against ``floor``;
+    None when there is no such trace or it is another tenant's."""
+    detail = load_trace(session, trace_id, tenant)
+    if detail is None:
+        return None
+    judges = {e.judgement.judge for e in detail.evaluations}
+    return trace_view(detail, {j: sentinels.standing(session, j, floor) for j in judges})
+
+
+def _time(value: datetime) -> str:
+    # As pydantic writes a time in the API's JSON: UTC as "Z", any other offset as is.
+    text = value.isoformat()
+    return text[: -len("+00:00")] + "Z" if value.utcoffset() == timedelta(0) else text
+
+
+def json_ready(value: Any) -> Any:
+    """``value`` with every datetime written as the API writes it, for ``json.dumps``."""
+    if isinstance(value, datetime):
+        return _time(value)
+    if isinstance(value, Mapping):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(item) for item in value]
+    return value
