@@ -26,7 +26,7 @@ from .addresses_words import SKIP_WORDS as _SKIP_WORDS
 from .addresses_words import STATES as _STATES
 from .addresses_words import US_SUFFIX_WORDS as _US_SUFFIX_WORDS
 from .detectors_common import Found, alternation, bounded, lowered, preceded_by_identifier_word
-from .detectors_gates import first_runs, run_or_shape, word_before_number
+from .detectors_gates import uk_postcode, word_before_number, words_or_shape
 
 KIND = "ADDRESS"
 
@@ -170,9 +170,10 @@ _de_nl = word_before_number(_DE_NL_WORDS)
 # Gate words stand after a space; these characters may stand there too.
 _AS_SPACE = ("\n", "\t", "(")
 # A hit of ``_GATE`` leads to an address only from a street word that is a whole letter
-# run (the patterns take it so), or from a four-digit number after a space.
-_GATE_RUNS = first_runs(_US_SET | _FR_SET | _ES_IT_SET)
+# run or, with a dot or slash, written out (the patterns take it so), or from a four-digit
+# number after a space.
 _POSTCODE_SHAPE = re.compile(rb"0000(?<=[ \t\n(]0000)")
+_street_gate = words_or_shape(_US_SET | _FR_SET | _ES_IT_SET, _POSTCODE_SHAPE)
 _HAS_UK_POSTCODE = re.compile(rf"(?i)\b{_UK_POSTCODE}\b")
 _HAS_DIGIT = re.compile(r"\d")
 # The patterns run near gate hits, with how far before a hit their matches may start.
@@ -240,13 +241,11 @@ class _Hits:
         self.fr: list[int] = []
         self.es: list[int] = []
         self.postcode: list[int] = []
-        spaced = low
+        spaced = low if _street_gate(text) else ""  # "": the gate holds no hit
         for char in _AS_SPACE:
             if char in spaced:
                 spaced = spaced.replace(char, " ")
-        for hit in (
-            _GATE.finditer(spaced) if run_or_shape(text, _GATE_RUNS, _POSTCODE_SHAPE) else ()
-        ):
+        for hit in _GATE.finditer(spaced):
             start = hit.start()  # the word's start in ``text``
             word = hit.group(1)
             if word is None:
@@ -284,7 +283,7 @@ def _street_spans(text: str, hits: _Hits) -> list[tuple[int, int]]:
         spans.append((start, _tail(text, match.end(), us_tails)))
     for match in _PO_BOX.finditer(text) if hits.box else ():
         spans.append((match.start(), _tail(text, match.end(), us_tails)))
-    if hits.us and _HAS_UK_POSTCODE.search(text):
+    if hits.us and uk_postcode(text, _HAS_UK_POSTCODE):
         for match in _UK_NO_NUMBER.finditer(text):
             if bounded(text, match.start(), match.end()):
                 words = match.group().split()

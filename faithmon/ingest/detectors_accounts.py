@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .detectors_common import Found, bounded, lowered
-from .detectors_gates import iban_start, numeric
+from .detectors_gates import iban_start, numeric, ssn_shape
 
 # Spaces, dashes, dots, slashes or underscores between the groups; a JSON
 # number or string is bounded by its quotes, colon, comma or brace.
@@ -127,7 +127,7 @@ def _ssn_valid(digits: str) -> bool:
 
 def ssns(text: str) -> list[Found]:
     found = []
-    if "-" in text and numeric(text):
+    if "-" in text and numeric(text) and ssn_shape(text):
         for m in _SSN.finditer(text):
             digits = m.group(0).replace("-", "")
             if bounded(text, m.start(), m.end(), "-") and _ssn_valid(digits):

@@ -104,10 +104,52 @@ def word_before_number(words: Iterable[str]) -> Callable[[str], bool]:
     return test
 
 
-def run_or_shape(text: str, runs: frozenset[bytes], pattern: re.Pattern[bytes]) -> bool:
-    """Whether one of ``runs`` is a letter run of the lower-cased ``text`` or ``pattern``
-    matches its shape; always for a text that is not ASCII."""
-    words, shaped = letter_runs(lowered(text)), shape(text)
-    if words is None or shaped is None:
-        return True
-    return not words.isdisjoint(runs) or pattern.search(shaped) is not None
+def words_or_shape(words: Iterable[str], pattern: re.Pattern[bytes]) -> Callable[[str], bool]:
+    """A test that a text may hold one of ``words`` where a pattern takes it (a word of
+    letters alone as a whole letter run of the lower-cased text, any other anywhere in
+    it), or that ``pattern`` matches its shape; always true for a text that is not ASCII.
+
+    Tighter than a test of ``first_runs``: the "c" of "USB-C" lets no "c/" pass.
+    """
+    runs = frozenset(w.encode() for w in words if w.isascii() and w.isalpha())
+    # The other words by their first letter run, which the text must hold first.
+    others: dict[bytes, list[str]] = {}
+    for word in words:
+        if word.isascii() and not word.isalpha():
+            (run,) = first_runs(frozenset((word,))) or {b""}
+            if not run:
+                raise ValueError(f"{word!r} does not start with a letter")
+            others.setdefault(run, []).append(word)
+    other_runs = frozenset(others)
+
+    def test(text: str) -> bool:
+        low = lowered(text)
+        found, shaped = letter_runs(low), shape(text)
+        if found is None or shaped is None:
+            return True
+        if not found.isdisjoint(runs):
+            return True
+        for run in found & other_runs:
+            if any(word in low for word in others[run]):
+                return True
+        return pattern.search(shaped) is not None
+
+    return test
+
+
+# What every match of a UK postcode (``addresses._UK_POSTCODE``) is on an ASCII text's shape.
+_UK_POSTCODE_SHAPE = re.compile(rb"a0[a0]?[ \t]*0aa")
+
+
+def uk_postcode(text: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` (a UK postcode) matches ``text``, its shape asked first."""
+    shaped = shape(text)
+    if shaped is not None and _UK_POSTCODE_SHAPE.search(shaped) is None:
+        return False
+    return pattern.search(text) is not None
+
+
+def ssn_shape(text: str) -> bool:
+    """Whether ``text`` may hold ``ddd-dd-dddd``; always for a text that is not ASCII."""
+    shaped = shape(text)
+    return shaped is None or b"000-00-0000" in shaped

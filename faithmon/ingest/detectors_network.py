@@ -51,7 +51,9 @@ def ips(text: str) -> list[Found]:
     for match in _IPV4.finditer(text) if numeric(text) else ():
         start, end = match.start(), match.end()
         if not bounded(text, start, end, ".") and not (
-            bounded(text, start, end) and text[end] == "." and not text[end + 1 : end + 2].isdigit()
+            bounded(text, start, end)
+            and text[end : end + 1] == "."
+            and not text[end + 1 : end + 2].isdigit()
         ):
             continue  # part of a longer dotted number (a version), unless a full stop ends it
         if _is_range(text, end) or preceded_by_identifier_word(text, start):

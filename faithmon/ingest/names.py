@@ -26,9 +26,11 @@ import re
 from functools import lru_cache
 
 from .detectors_common import Found, alternation, lowered
-from .names_gates import absent as _absent
-from .names_gates import first_runs as _first_runs
+from .names_gates import comma_names as _comma_names
+from .names_gates import first_name_starts as _first_name_starts
+from .names_gates import key_absent as _key_absent
 from .names_gates import no_cue as _no_cue
+from .names_gates import no_title as _no_title
 from .names_parts import TITLE as _TITLE
 from .names_parts import TOKEN as _TOKEN
 from .names_parts import WORD as _WORD
@@ -214,11 +216,9 @@ def _comma_first_re() -> re.Pattern[str]:
 
 def _after_first_name(text: str, low: str) -> list[tuple[int, int]]:
     common = _lists()[1]
-    if _absent(low, _first_runs()):
-        return []
     spans = []
-    for hit in _first_name_re().finditer(" " + low):
-        match = _TOKEN.match(text, hit.start(1) - 1)
+    for start in _first_name_starts(low, _first_name_re()):
+        match = _TOKEN.match(text, start)
         if match is None:
             continue
         word = match.group().rstrip(".")
@@ -226,6 +226,10 @@ def _after_first_name(text: str, low: str) -> list[tuple[int, int]]:
         if not _known_first(folded) or _touches_identifier(text, match.start(), match.end()):
             continue
         start, word_end = match.start(), match.start() + len(word)
+        after = _TOKEN.match(text, word_end + 1)
+        lower_next = after is not None and _surname_like(_fold(after.group()))
+        if not (lower_next or _capitalised(word)):
+            continue  # a name in lower case only before a lower-case surname ("john smith")
         if _PLACE_BEFORE.search(text, max(0, start - 8), start):
             continue  # "Santa Barbara", "San Jose", "St. Helena", "Port Elizabeth"
         places = folded not in common and not _THE_BEFORE.search(text, max(0, start - 5), start)
@@ -233,8 +237,6 @@ def _after_first_name(text: str, low: str) -> list[tuple[int, int]]:
         if rest is None:
             continue
         end, has_surname = rest
-        after = _TOKEN.match(text, word_end + 1)
-        lower_next = after is not None and _surname_like(_fold(after.group()))
         if has_surname and (_capitalised(word) or lower_next):
             spans.append((start, end))
         elif not has_surname and _capitalised(word) and folded not in common:
@@ -273,9 +275,9 @@ def _name_at(
     return match.start(), max(rest[0], end)
 
 
-def _titled(text: str) -> list[tuple[int, int]]:
+def _titled(text: str, low: str) -> list[tuple[int, int]]:
     spans = []
-    for match in _TITLE_RE.finditer(text):
+    for match in () if _no_title(low) else _TITLE_RE.finditer(text):
         if not _starts_word(text, match.start()) or not text[match.end()].isupper():
             continue
         rest = _surnames(text, match.end() - 1, lower_ok=False, places=True)
@@ -300,7 +302,7 @@ def _greeted(text: str, low: str) -> list[tuple[int, int]]:
 
 def _keyed(text: str, low: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    if (":" not in low and "=" not in low) or not _KEY_GATE.search(low):
+    if _key_absent(low, _KEY_GATE):
         return spans
     for match in _KEYED.finditer(text):
         if _NOT_PERSON_KEY.search(match.group(1)):
@@ -334,9 +336,9 @@ def _keyed(text: str, low: str) -> list[tuple[int, int]]:
 
 def _inverted(text: str, low: str) -> list[tuple[int, int]]:
     spans = []
-    for match in _comma_first_re().finditer(low):
-        surname = _BEFORE_COMMA.search(text, max(0, match.start() - 31), match.start())
-        first = _TOKEN.match(text, match.start(1))
+    for comma, name in _comma_names(low, _comma_first_re()):
+        surname = _BEFORE_COMMA.search(text, max(0, comma - 31), comma)
+        first = _TOKEN.match(text, name)
         if surname is None or first is None or not _starts_word(text, surname.start()):
             continue
         if not surname.group()[0].isupper():
@@ -371,7 +373,7 @@ def detect(text: str) -> list[Found]:
     if not text:
         return []
     low = lowered(text)
-    spans = _titled(text) + _greeted(text, low) + _after_first_name(text, low)
+    spans = _titled(text, low) + _greeted(text, low) + _after_first_name(text, low)
     spans += _keyed(text, low)
     spans += _inverted(text, low)
     spans += _listed(text, spans)

@@ -216,3 +216,12 @@ def test_the_scrubber_pickles_for_worker_processes() -> None:
     text = "Dr. Priya Shah, 42 Elm St, Springfield, IL 62704; call 020 7946 0958."
     copy = pickle.loads(pickle.dumps(scrubber))
     assert copy.scrub_text(text) == scrubber.scrub_text(text) != text
+
+
+@pytest.mark.parametrize("text", ["see .10.0.0.1", "version 2.10.0.0.1", "10.0.0.1"])
+def test_an_address_at_the_end_of_a_text_is_read_safely(text: str) -> None:
+    """A dotted number that ends the text is judged without reading past its end."""
+    from faithmon.ingest.detectors_network import ips
+
+    found = ips(text)
+    assert [text[f.start : f.end] for f in found] == (["10.0.0.1"] if text == "10.0.0.1" else [])
