@@ -10,12 +10,12 @@ its setting's name. The README's table and ``deploy/.env.example`` list the same
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from .config_file import part_config as part_config  # re-exported: parts import it here
+from .config_file import read_file
 from .config_values import (
     _flag,
     _level,
@@ -35,7 +35,6 @@ from .errors import ConfigError
 from .judge import JUDGES
 
 CONFIG_FILE_ENV = "FAITHMON_CONFIG"
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +314,9 @@ class Settings:
     alert_smtp_password: str = _setting(
         "FAITHMON_ALERT_SMTP_PASSWORD", "", str,
         "SMTP password")
+    alert_rules: str = _setting(
+        "FAITHMON_ALERT_RULES", "", str,
+        "TOML file of alert sinks, routes and per-kind rules (unset: the settings above)")
     telemetry_endpoint: str = _setting(
         "FAITHMON_TELEMETRY_ENDPOINT", "", str,
         "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)")
@@ -334,7 +336,7 @@ class Settings:
         """Parse every setting; explicit ``overrides`` win, then the environment, then
         the ``FAITHMON_CONFIG`` file, then the defaults."""
         env = os.environ if environ is None else environ
-        from_file = _read_file(env.get(CONFIG_FILE_ENV, ""))
+        from_file = read_file(env.get(CONFIG_FILE_ENV, ""), CONFIG_FILE_ENV)
         values: dict[str, Any] = {}
         for setting in SETTINGS:
             if setting.field in overrides:
@@ -362,36 +364,5 @@ SETTINGS: tuple[Setting, ...] = tuple(
 """Every setting in declaration order (the README's table and ``.env.example`` follow it)."""
 
 
-def _read_file(path: str) -> dict[str, str]:
-    if not path:
-        return {}
-    try:
-        document = tomllib.loads(Path(path).read_text())
-    except OSError as exc:
-        raise ConfigError(f"{CONFIG_FILE_ENV}={path!r}: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{CONFIG_FILE_ENV}={path!r}: not TOML ({exc})") from None
-    # Unknown keys are warned about (an error with FAITHMON_STRICT=1) by config_check.
-    return {
-        key: ",".join(map(str, value)) if isinstance(value, list) else str(value)
-        for key, value in document.items()
-    }
-
-
 def field_names() -> set[str]:
     return {f.name for f in fields(Settings)}
-
-
-def part_config(cls: type[_T], settings: Settings, prefix: str = "", **given: Any) -> _T:
-    """A part's config dataclass filled from the settings of the same names, so no part's
-    config copies a setting by hand: field ``x`` comes from setting ``prefix + x``, else
-    ``x``; ``given`` supplies fields whose value is derived (a unit, a fallback)."""
-    values = dict(given)
-    for item in fields(cls):  # type: ignore[arg-type]
-        if item.name in values:
-            continue
-        for name in (prefix + item.name, item.name):
-            if hasattr(settings, name):
-                values[item.name] = getattr(settings, name)
-                break
-    return cls(**values)

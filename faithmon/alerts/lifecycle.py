@@ -142,7 +142,14 @@ def _from_firing(
         done = runs >= policy.recovery_runs
     else:
         done = signal.level == "ok"
-    for kept in ("acked_by", "acked_at", "reopened", "example_details"):
+    for kept in (
+        "acked_by",
+        "acked_at",
+        "reopened",
+        "example_details",
+        "muted_at",
+        "muted_by_silence",
+    ):
         if kept in alert.details and kept not in details:
             details[kept] = alert.details[kept]
     if done:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from . import alerts, db, drift, judge, keys, run, sample, sentinel, traces
+from . import alerts, db, drift, judge, keys, rules, run, sample, sentinel, silence, traces
 from ._common import STRICT, VERBOSE, Main, configure_logging
 
 
@@ -44,8 +44,10 @@ for command in (
     db.db,
     traces.traces,
     alerts.alerts,
+    silence.silence,
     drift.drift_group,
     keys.keys,
+    rules.rules,
 ):
     main.add_command(command)
 

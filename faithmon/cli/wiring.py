@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from .. import drift
 from ..alerts import Policy as AlertPolicy
+from ..alerts.routing import sinks_from_settings
 from ..alerts.sinks import SinkOptions
-from ..alerts.sinks import make_sinks as build_sinks
 from ..config import Settings, part_config
 from ..errors import ConfigError
 from ..ingest.detectors import Detector
@@ -237,8 +237,10 @@ def store_pipeline(
 
 
 def make_sinks(settings: Settings) -> list[AlertSink]:
-    """The log sink, plus every sink the settings turn on; a URL they may not use is refused."""
-    return build_sinks(part_config(SinkOptions, settings, "alert_"))
+    """The log sink, plus every sink the settings turn on; a URL they may not use is refused.
+    With FAITHMON_ALERT_RULES, the rules file's routes and sinks instead (checked here,
+    so a worker with a broken file does not start)."""
+    return sinks_from_settings(settings.alert_rules, part_config(SinkOptions, settings, "alert_"))
 
 
 def make_judge(settings: Settings, name: str | None = None) -> Judge:

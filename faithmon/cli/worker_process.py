@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 
 from .. import jobs, worker
 from ..config import Settings
 from ..drift import DriftConfig
+from ..jobs import silences
 from ..model import AlertSink, Judge, Judgement, RagRecord
 from ..store import Sessions
 from ..store.locks import singleton, sqlite_worker_lock
@@ -60,6 +62,10 @@ def _run(
     )
     policy = wiring.alert_policy(settings)
     floor = wiring.proof_floor(settings)
+    told = sinks
+    # A running silence stops a notification; the alert still changes and is stored.
+    sinks = silences.muting(sessions, sinks)
+    last_drift = [datetime.now(UTC) - timedelta(days=1)]
 
     def score() -> int:
         return jobs.score_pending(
@@ -77,11 +83,13 @@ def _run(
 
     def detect() -> jobs.DriftRun | None:
         with singleton(sessions, "drift") as held:
-            return (
-                jobs.check_drift(sessions, judge.name, config, sinks, policy=policy, floor=floor)
-                if held
-                else None
-            )
+            if not held:
+                return None
+            run = jobs.check_drift(sessions, judge.name, config, sinks, policy=policy, floor=floor)
+            now = datetime.now(UTC)
+            silences.notify_after_silences(sessions, told, last_drift[0], now)
+            last_drift[0] = now
+            return run
 
     def retain() -> int:
         with singleton(sessions, "retention") as held:

@@ -53,7 +53,9 @@ class RetryPolicy:
         return float(min(self.max_delay, self.base_delay * 2.0 ** max(0, attempt - 1)))
 
 
-JUDGE_BLOCKED_RULE = "judge_blocked"
+JUDGE_BLOCKED_RULE = "judge_error"
+"""A judge configuration refused (auth, billing) and blocked: a judge failure, its own
+kind, never counted as a faithfulness breach."""
 
 
 @dataclass(slots=True)
@@ -313,5 +315,5 @@ def blocked_alert(judge_name: str, refusal: Judgement, now: datetime) -> Alert:
         severity="critical",
         opened_at=now,
         updated_at=now,
-        details={"reason": refusal.error, "action": "faithmon judge unblock"},
+        details={"cause": "blocked", "reason": refusal.error, "action": "faithmon judge unblock"},
     )

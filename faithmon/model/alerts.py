@@ -28,7 +28,7 @@ class Alert:
 
 
 # Rules about the judge, not about any tenant's records: every reader may see them.
-JUDGE_RULES = frozenset({"judge_drift"})
+JUDGE_RULES = frozenset({"judge_drift", "judge_error"})
 
 
 def visible_to(alert: Alert, tenant: str | None) -> bool:

@@ -51,3 +51,8 @@ class DriftStateRow(Base):
     watermark: Mapped[int] = mapped_column(Integer)
     state: Mapped[dict[str, Any]] = mapped_column(JSONType)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+# Silences are their own module; imported here so that ``Base.metadata`` holds them whichever
+# module is imported first (``tables`` imports this one).
+from . import tables_silences as _silences  # noqa: E402, F401

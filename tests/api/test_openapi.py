@@ -40,6 +40,17 @@ def _without_cursor(case: Any) -> bool:
     return not (case.query or {}).get("cursor")
 
 
+# A silence's rules span its fields and the clock (a regex that compiles, an end after its
+# start and after now), which no schema can say: a schema-valid body may rightly get 422.
+_RULES_BEYOND_THE_SCHEMA = {("POST", "/api/v1/silences")}
+
+
+def _accepts(operation: Any, mode: GenerationMode) -> bool:
+    return mode.is_positive and (operation.method.upper(), operation.path) not in (
+        _RULES_BEYOND_THE_SCHEMA
+    )
+
+
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_the_api_keeps_its_spec(api: Seeded, mode: GenerationMode) -> None:
     """No generated request gets a 5xx, and each response matches its declared schema;
@@ -55,12 +66,14 @@ def test_the_api_keeps_its_spec(api: Seeded, mode: GenerationMode) -> None:
         "/api/v1/alerts",
         "/api/v1/alerts/{alert_id}",
         "/api/v1/alerts/{alert_id}/ack",
+        "/api/v1/silences",
+        "/api/v1/silences/{silence_id}/expire",
         "/api/v1/documents",
         "/api/v1/sentinels",
         "/api/v1/judges",
     }
-    checks = CONFORMANCE + ([positive_data_acceptance] if mode.is_positive else [])
     for operation in operations:
+        checks = CONFORMANCE + ([positive_data_acceptance] if _accepts(operation, mode) else [])
         cases = operation.as_strategy(mode)
         if mode.is_positive:
             cases = cases.filter(_without_cursor)
@@ -74,6 +87,7 @@ def test_the_api_keeps_its_spec(api: Seeded, mode: GenerationMode) -> None:
             suppress_health_check=list(HealthCheck),
         )
         def keeps_its_spec(case: Any) -> None:
-            case.call_and_validate(headers=headers, checks=checks)
+            # Run at once below, within this iteration: `checks` is this operation's.
+            case.call_and_validate(headers=headers, checks=checks)  # noqa: B023
 
         keeps_its_spec()

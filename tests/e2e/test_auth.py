@@ -134,7 +134,10 @@ def test_a_revoked_key_is_refused_by_the_running_server(
     assert _call(url, "/metrics", key)[0] == 200
     assert "revoked key" in faithmon(env, "keys", "revoke", str(keys["reader"]["id"]))
     listed = json.loads(faithmon(env, "keys", "list", "--json"))
-    assert [k["revoked_at"] is not None for k in listed] == [False, False, True, False]
+    # Newest first, like every list.
+    assert [k["id"] for k in listed] == sorted((k["id"] for k in listed), reverse=True)
+    revoked = [k["revoked_at"] is not None for k in sorted(listed, key=lambda k: k["id"])]
+    assert revoked == [False, False, True, False]
     assert all("key" not in k for k in listed)
     wait_for(lambda: _call(url, "/metrics", key)[0] == 401, 30, "the revoked key refused")
 

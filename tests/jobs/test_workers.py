@@ -206,7 +206,7 @@ def test_401_blocks_the_judge_configuration_without_a_retry_storm(
         statuses = store_records.counts_by_status(session)
         alerts = store_alerts.list_alerts(session)
     assert statuses == {"pending": 50}
-    assert [(a.rule, a.state) for a in alerts] == [("judge_blocked", "firing")]
+    assert [(a.rule, a.state) for a in alerts] == [("judge_error", "firing")]
     status = json.loads(
         subprocess.run(
             [sys.executable, "-m", "faithmon", "judge", "status", "--json"],
@@ -310,7 +310,7 @@ def test_sentinel_run_on_a_refused_judge_blocks_it_after_one_call(
     with pg_sessions() as session:
         alerts = store_alerts.list_alerts(session)
         runs = store_sentinels.list_runs(session)
-    assert [(a.rule, a.state) for a in alerts] == [("judge_blocked", "firing")]
+    assert [(a.rule, a.state) for a in alerts] == [("judge_error", "firing")]
     assert runs == []
     seed(pg_sessions, 3)
     assert score_pending(pg_sessions, judge) == 0

@@ -17,6 +17,9 @@ The table of what each reads, so a change that loses an index is caught here:
 | API: trace list, rare labels | PostgreSQL: ``labels @> ...`` | ``ix_records_labels`` |
 | API: trace list, tenant key | a tenant's newest first | ``ix_records_tenant_started_at`` |
 | API: trace list, critical filter | claims of the shown evaluation | ``pk_claims`` |
+| worker: delivery | the silences that run now | ``ix_silences_ends_at`` |
+| worker: drift run | the silences ended since the last run | ``ix_silences_ends_at`` |
+| API, CLI, page: silence list | not yet ended, newest first | ``ix_silences_ends_at`` |
 """
 
 from __future__ import annotations
@@ -36,11 +39,13 @@ from faithmon.model import Chunk, Claim, Judgement, RagRecord
 from faithmon.store import evaluations as store_evaluations
 from faithmon.store import outcome_stream
 from faithmon.store import records as store_records
+from faithmon.store import silences as store_silences
 from faithmon.store.reads_traces import TraceFilter, list_traces
 from faithmon.store.tables import RecordRow
+from faithmon.store.tables_silences import SilenceRow
 from tests.timing import days_ago
 
-BIG = ("records", "evaluations", "claims", "chunks", "record_documents")
+BIG = ("records", "evaluations", "claims", "chunks", "record_documents", "silences")
 JUDGE = "judge/plans"
 
 
@@ -134,6 +139,24 @@ def _run(sessions: sessionmaker[Session], work: Callable[[Session], object]) -> 
     return full_scans(engine, statements)
 
 
+def _silenced(session: Session) -> bool:
+    """Silences over 300 days, most of them long over (the table only grows)."""
+    for n in range(300):
+        start = days_ago(300 - n)
+        session.add(
+            SilenceRow(
+                matchers=[f"model=m{n}"],
+                starts_at=start,
+                ends_at=start + timedelta(hours=2 + n % 48),
+                comment="c",
+                created_by="me",
+                created_at=start,
+            )
+        )
+    session.flush()
+    return True
+
+
 QUERIES: dict[str, Callable[[Session], object]] = {
     "claim a batch": lambda s: store_records.claim_pending(s, "me", 100, 60),
     "drift: after the horizon": lambda s: list(
@@ -148,6 +171,11 @@ QUERIES: dict[str, Callable[[Session], object]] = {
     ),
     "list: tenant key": lambda s: list_traces(s, TraceFilter(tenant="acme"), 50),
     "list: critical": lambda s: list_traces(s, TraceFilter(critical=True, judge=JUDGE), 50),
+    "silences: active": lambda s: _silenced(s) and store_silences.active_silences(s, days_ago(0)),
+    "silences: ended": lambda s: (
+        _silenced(s) and store_silences.ended_silences(s, days_ago(1), days_ago(0))
+    ),
+    "silences: list": lambda s: _silenced(s) and store_silences.list_silences(s, days_ago(0)),
 }
 
 

@@ -30,12 +30,17 @@ class AlertmanagerSink:
             "source": "faithmon",
         }
         labels.update({k: str(v) for k, v in alert.segment.items()})
+        annotations = {
+            "summary": str(alert.details.get("summary") or describe(alert)),
+            "details": json.dumps(dict(alert.details), default=str)[:4000],
+        }
+        # Alertmanager's own templates and receivers know these names.
+        for key in ("description", "runbook_url"):
+            if alert.details.get(key):
+                annotations[key] = str(alert.details[key])
         item: dict[str, Any] = {
             "labels": labels,
-            "annotations": {
-                "summary": describe(alert),
-                "details": json.dumps(dict(alert.details), default=str)[:4000],
-            },
+            "annotations": annotations,
             "startsAt": alert.opened_at.isoformat(),
         }
         if alert.resolved_at is not None:

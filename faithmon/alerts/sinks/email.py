@@ -34,7 +34,8 @@ class EmailSink:
 
     def send(self, alert: Alert) -> None:
         message = EmailMessage()
-        message["Subject"] = f"[faithmon] {describe(alert)}"[:200]
+        headline = " ".join(str(alert.details.get("summary") or describe(alert)).split())
+        message["Subject"] = f"[faithmon] {headline}"[:200]
         message["From"] = self.sender
         message["To"] = ", ".join(self.recipients)
         message["Message-ID"] = f"<{delivery_id(alert)}@faithmon>"

@@ -22,7 +22,12 @@ class SlackSink:
         self._allow_link_local = allow_link_local
 
     def send(self, alert: Alert) -> None:
-        lines = [f"*{describe(alert)}*"]
+        # A rules file's summary, description and runbook (alerts.routing) lead the message.
+        lines = [f"*{alert.details.get('summary') or describe(alert)}*"]
+        if alert.details.get("description"):
+            lines.append(str(alert.details["description"]))
+        if alert.details.get("runbook_url"):
+            lines.append(f"Runbook: {alert.details['runbook_url']}")
         for example in alert.details.get("examples", [])[:3]:
             claims = "; ".join(example.get("unsupported_claims", []))
             lines.append(f"• trace `{example['trace_id']}`: {claims}")

@@ -9,7 +9,7 @@ from ...store import Sessions
 from ..auth import KeyRing
 from ..sessions import SessionSigner
 from ..v1 import ReadOptions
-from . import judging, lists, login, overview, segments, trace
+from . import judging, lists, login, overview, segments, silences, trace
 from .shell import static_route
 
 
@@ -24,6 +24,7 @@ def routes(
     found = [
         static_route(),
         *overview.routes(sessions, options),
+        *silences.routes(sessions),
         *trace.routes(sessions),
         *lists.routes(sessions),
         *judging.routes(sessions, options),

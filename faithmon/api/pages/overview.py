@@ -21,6 +21,7 @@ from ...store import sentinels as store_sentinels
 from ...store.report import ReportData, load_report
 from ..v1 import ReadOptions
 from ..v1.segments import Segments, segments_view
+from . import silences
 from .segments import rate_cell, segment_link
 from .shell import HEADERS, grant_of, not_found, page, tenant_of
 
@@ -131,7 +132,10 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
         data = await run_in_threadpool(_alerts_of, sessions, options.judge, tenant_of(request))
         if data is None:
             return page(request, "Alerts", "<h1>Alerts</h1>" + _EMPTY, here="/alerts")
-        body = "<h1>Alerts</h1>" + render_alerts(data, link_traces=True)
+        muting = await run_in_threadpool(
+            silences.section, sessions, tenant_of(request), data.alerts
+        )
+        body = "<h1>Alerts</h1>" + muting + render_alerts(data, link_traces=True)
         return page(request, "Alerts", body, here="/alerts")
 
     def _ack(alert_id: int, tenant: str | None, by: str) -> bool:

@@ -1,0 +1,79 @@
+"""`faithmon alerts test` sends a labelled test notification through the real routes and
+sinks (here a webhook and a Slack-format receiver on 127.0.0.1) and says what each took."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from faithmon.cli import main
+from tests.alerts.test_sinks import SECRET, Receiver, serving
+
+RULES = """
+[sinks.oncall]
+type = "webhook"
+url = "{url}/hooks"
+secret_env = "ONCALL_SECRET"
+
+[sinks.chat]
+type = "slack"
+url = "{url}/slack"
+
+[[routes]]
+match = ["tenant=acme"]
+sinks = ["oncall"]
+
+[[routes]]
+match = []
+sinks = ["chat"]
+"""
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with serving() as state:
+        yield state
+
+
+def test_the_test_alert_goes_where_its_labels_route(
+    tmp_path: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(RULES.format(url=receiver.url))
+    monkeypatch.setenv("FAITHMON_ALERT_RULES", str(rules))
+    monkeypatch.setenv("FAITHMON_ALERT_ALLOW_LINK_LOCAL", "false")
+    monkeypatch.setenv("ONCALL_SECRET", SECRET)
+    runner = CliRunner()
+    routed = runner.invoke(main, ["alerts", "test", "--route", "tenant=acme", "--json"])
+    assert routed.exit_code == 0, routed.output
+    assert json.loads(routed.stdout) == {"labels": {"tenant": "acme"}, "sinks": {"oncall": "sent"}}
+    (hook,) = receiver.received
+    sent = json.loads(hook.body)["alert"]
+    assert hook.path == "/hooks" and sent["rule"] == "test" and sent["details"]["test"] is True
+    assert sent["segment"] == {"tenant": "acme"}
+    # No label: the empty-match route's sink; --sink names one directly.
+    assert runner.invoke(main, ["alerts", "test"]).stdout == "chat: sent\n"
+    assert receiver.received[-1].path == "/slack"
+    assert runner.invoke(main, ["alerts", "test", "--sink", "oncall"]).stdout == "oncall: sent\n"
+    missing = runner.invoke(main, ["alerts", "test", "--sink", "pager"])
+    assert (
+        missing.exit_code == 1 and "no sink named 'pager' (sinks: chat, oncall)" in missing.stderr
+    )
+
+
+def test_a_sink_that_refuses_is_named_and_the_exit_fails(
+    tmp_path: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(RULES.format(url=receiver.url))
+    monkeypatch.setenv("FAITHMON_ALERT_RULES", str(rules))
+    monkeypatch.setenv("ONCALL_SECRET", SECRET)
+    receiver.statuses.extend([403])
+    result = CliRunner().invoke(main, ["alerts", "test", "--route", "tenant=acme"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stdout == "oncall: failed (HTTPError)\n"
+    assert receiver.url not in result.output
