@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,6 +38,11 @@ class Policy:
     recovery_runs: int = 3
     cooldown: timedelta = timedelta(minutes=30)
     renotify: timedelta = timedelta(hours=4)
+    hold_for: Mapping[str, timedelta] = field(default_factory=dict)
+    """Per alert kind, how long a firing signal must last before its alert fires (the
+    rules file's ``for``): until then it is pending, so a short blip never pages."""
+    keep_firing_for: Mapping[str, timedelta] = field(default_factory=dict)
+    """Per alert kind, how long a firing alert stays firing after its signal last fired."""
 
 
 def _told(alert: Alert, now: datetime) -> Alert:
@@ -70,7 +75,7 @@ def reconcile(
                 changed.append(_open(signal, details, now, policy, resolved.get(key)))
             continue
         if alert.state == "pending":
-            changed.append(_from_pending(alert, signal, details, now))
+            changed.append(_from_pending(alert, signal, details, now, policy))
         else:
             changed.append(_from_firing(alert, signal, details, now, policy))
     return changed
@@ -88,6 +93,10 @@ def _open(
     last: Alert | None,
 ) -> Alert:
     state: AlertState = "firing" if signal.level == "firing" else "pending"
+    if state == "firing" and policy.hold_for.get(signal.rule):
+        state = "pending"  # held: its signal must keep firing for the kind's `for`
+    if state == "firing" and policy.keep_firing_for.get(signal.rule):
+        details["firing_seen_at"] = now.isoformat()
     if (
         last is not None
         and last.resolved_at is not None
@@ -102,7 +111,7 @@ def _open(
             resolved_at=None,
             details=details,
         )
-        return _told(alert, now) if signal.level == "firing" else alert
+        return _told(alert, now) if state == "firing" else alert
     alert = Alert(
         rule=signal.rule,
         segment=dict(signal.segment),
@@ -115,13 +124,20 @@ def _open(
     return _told(alert, now)
 
 
-def _from_pending(alert: Alert, signal: Signal, details: dict[str, Any], now: datetime) -> Alert:
+def _from_pending(
+    alert: Alert, signal: Signal, details: dict[str, Any], now: datetime, policy: Policy
+) -> Alert:
+    hold = policy.hold_for.get(alert.rule)
+    if signal.level == "firing" and hold and now - alert.opened_at < hold:
+        return replace(alert, updated_at=now, details=details)
     if signal.level == "ok":
         return _told(
             replace(alert, state="resolved", updated_at=now, resolved_at=now, details=details),
             now,
         )
     if signal.level == "firing":
+        if policy.keep_firing_for.get(alert.rule):
+            details["firing_seen_at"] = now.isoformat()
         return _told(
             replace(
                 alert, state="firing", severity=_severity(signal), updated_at=now, details=details
@@ -152,6 +168,14 @@ def _from_firing(
     ):
         if kept in alert.details and kept not in details:
             details[kept] = alert.details[kept]
+    keep = policy.keep_firing_for.get(alert.rule)
+    if keep and signal.level == "firing" and not done:
+        details["firing_seen_at"] = now.isoformat()
+    elif keep and "firing_seen_at" in alert.details:
+        details["firing_seen_at"] = alert.details["firing_seen_at"]
+    if done and keep and "explained_by" not in details and "folded_into" not in details:
+        seen = datetime.fromisoformat(str(details.get("firing_seen_at") or alert.opened_at))
+        done = now - seen >= keep
     if done:
         details["reset_at"] = details.get("last_at")
         return _told(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .. import drift
 from ..alerts import Policy as AlertPolicy
 from ..alerts.routing import sinks_from_settings
+from ..alerts.rules import load as load_rules
 from ..alerts.sinks import SinkOptions
 from ..config import Settings, part_config
 from ..errors import ConfigError
@@ -264,10 +265,14 @@ def proof_floor(settings: Settings) -> ProofFloor:
 
 
 def alert_policy(settings: Settings) -> AlertPolicy:
+    """The lifecycle's policy; with a rules file, its kinds' ``for`` and ``keep_firing_for``."""
+    kinds = load_rules(settings.alert_rules).kinds if settings.alert_rules else {}
     return AlertPolicy(
         recovery_runs=settings.drift_recovery_runs,
         cooldown=timedelta(seconds=settings.alert_cooldown),
         renotify=timedelta(seconds=settings.alert_renotify),
+        hold_for={k: r.for_ for k, r in kinds.items() if r.for_},
+        keep_firing_for={k: r.keep_firing_for for k, r in kinds.items() if r.keep_firing_for},
     )
 
 

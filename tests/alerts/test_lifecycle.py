@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -209,3 +210,45 @@ def test_flapping_segment_reopens_its_alert_quietly_within_the_cooldown(
     later = NOW + timedelta(hours=1)
     [fresh] = reconcile([], [drift_signal("pending", False)], later, policy, [resolved])
     assert fresh.id is None and to_tell([fresh]) == [fresh]
+
+
+def test_for_holds_a_short_blip_back() -> None:
+    """With the kind's `for`, a firing signal opens a pending alert and fires it only once
+    it has lasted that long; a blip that ends first never fires."""
+    policy = Policy(hold_for={RULE: timedelta(hours=1)})
+    (opened,) = reconcile([], [signal("firing")], OPENED, policy)
+    assert opened.state == "pending"
+    held = replace(opened, id=7)
+    (still,) = reconcile([held], [signal("firing")], OPENED + timedelta(minutes=30), policy)
+    assert still.state == "pending" and to_tell([still]) == []
+    (blip,) = reconcile([held], [signal("ok")], OPENED + timedelta(minutes=40), policy)
+    assert blip.state == "resolved"
+    (fired,) = reconcile([held], [signal("firing")], OPENED + timedelta(minutes=61), policy)
+    assert fired.state == "firing" and to_tell([fired]) == [fired]
+
+
+def test_keep_firing_for_rides_out_a_short_dip(firing_alert: Alert) -> None:
+    """With `keep_firing_for`, a firing alert whose signal drops stays firing until that long
+    after it last fired."""
+    policy = Policy(keep_firing_for={RULE: timedelta(hours=1)})
+    (seen,) = reconcile([firing_alert], [signal("firing")], NOW, policy)
+    stored = replace(seen, id=7)
+    (dip,) = reconcile([stored], [signal("ok")], NOW + timedelta(minutes=20), policy)
+    assert dip.state == "firing"
+    (done,) = reconcile([replace(dip, id=7)], [signal("ok")], NOW + timedelta(minutes=61), policy)
+    assert done.state == "resolved"
+    # Without the setting, the same dip resolves at once.
+    (plain,) = reconcile([stored], [signal("ok")], NOW + timedelta(minutes=20))
+    assert plain.state == "resolved"
+
+
+def test_the_rules_files_for_and_keep_firing_for_reach_the_policy(tmp_path: Path) -> None:
+    from faithmon.cli import wiring
+    from faithmon.config import Settings
+
+    path = tmp_path / "rules.toml"
+    path.write_text('[rules.faithfulness_drift]\nfor = "1h"\nkeep_firing_for = "30m"\n')
+    policy = wiring.alert_policy(Settings.from_env({"FAITHMON_ALERT_RULES": str(path)}))
+    assert policy.hold_for == {RULE: timedelta(hours=1)}
+    assert policy.keep_firing_for == {RULE: timedelta(minutes=30)}
+    assert wiring.alert_policy(Settings.from_env({})).hold_for == {}
