@@ -182,7 +182,7 @@ def _later(hours: int) -> str:
         ({"matchers": ["m=x"], "duration": "2 h", "comment": "c"}, "not a duration"),
         ({"matchers": ["m=x"], "comment": "c"}, "either duration or ends_at"),
         ({"matchers": ["m=x"], "duration": "2h", "ends_at": _later(1), "comment": "c"}, "either"),
-        ({"matchers": ["m=x"], "ends_at": "2000-01-01T00:00:00Z", "comment": "c"}, "must end"),
+        ({"matchers": ["m=x"], "ends_at": _later(-1), "comment": "c"}, "must end"),
         ({"matchers": [], "duration": "2h", "comment": "c"}, "at least 1"),
         ({"matchers": ["m=x"], "duration": "2h", "comment": ""}, "at least 1"),
     ],
