@@ -14,7 +14,9 @@
 - Notification: sinks hear of an alert when it opens, starts firing or
   resolves, and again every ``renotify`` while it keeps firing. An alert that
   opens again within ``cooldown`` of resolving reuses the resolved alert and
-  stays quiet until it fires: a flapping segment pages once.
+  stays quiet until it fires: a flapping segment pages once. An alert held
+  pending by its kind's ``for`` is quiet until it fires, and so is its
+  resolution if it never did.
 """
 
 from __future__ import annotations
@@ -93,8 +95,9 @@ def _open(
     last: Alert | None,
 ) -> Alert:
     state: AlertState = "firing" if signal.level == "firing" else "pending"
-    if state == "firing" and policy.hold_for.get(signal.rule):
-        state = "pending"  # held: its signal must keep firing for the kind's `for`
+    held = state == "firing" and bool(policy.hold_for.get(signal.rule))
+    if held:
+        state = "pending"  # its signal must keep firing for the kind's `for`
     if state == "firing" and policy.keep_firing_for.get(signal.rule):
         details["firing_seen_at"] = now.isoformat()
     if (
@@ -121,7 +124,8 @@ def _open(
         updated_at=now,
         details=details,
     )
-    return _told(alert, now)
+    # A held alert says nothing until it fires: a blip shorter than `for` never pages.
+    return alert if held else _told(alert, now)
 
 
 def _from_pending(
@@ -131,10 +135,9 @@ def _from_pending(
     if signal.level == "firing" and hold and now - alert.opened_at < hold:
         return replace(alert, updated_at=now, details=details)
     if signal.level == "ok":
-        return _told(
-            replace(alert, state="resolved", updated_at=now, resolved_at=now, details=details),
-            now,
-        )
+        done = replace(alert, state="resolved", updated_at=now, resolved_at=now, details=details)
+        # The end of an alert nobody heard of (held by `for`) is not news either.
+        return done if alert.notified_at is None else _told(done, now)
     if signal.level == "firing":
         if policy.keep_firing_for.get(alert.rule):
             details["firing_seen_at"] = now.isoformat()
@@ -240,3 +243,26 @@ def to_json(alert: Alert) -> dict[str, object]:
         "notified_at": alert.notified_at.isoformat() if alert.notified_at else None,
         "details": json.loads(json.dumps(alert.details, default=str)),
     }
+
+
+def _when(value: object) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+def from_json(value: Mapping[str, Any]) -> Alert:
+    """The alert :func:`to_json` wrote (the outbox keeps alerts so)."""
+    opened = _when(value["opened_at"])
+    updated = _when(value["updated_at"])
+    assert opened is not None and updated is not None
+    return Alert(
+        rule=str(value["rule"]),
+        segment={str(k): str(v) for k, v in dict(value.get("segment") or {}).items()},
+        state=value["state"],
+        severity=str(value["severity"]),
+        opened_at=opened,
+        updated_at=updated,
+        resolved_at=_when(value.get("resolved_at")),
+        details=dict(value.get("details") or {}),
+        id=value.get("id"),
+        notified_at=_when(value.get("notified_at")),
+    )

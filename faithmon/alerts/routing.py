@@ -7,6 +7,11 @@ order on :func:`~.matchers.alert_labels`: a matching route sends to its sinks an
 walk stops unless the route says ``continue``. An alert no route matches goes to the log
 sink. A sink named by two matching routes hears of the alert once.
 
+A grouped route (one that sets ``group_by`` or a grouping interval, see :mod:`.grouping`)
+hands its alerts to the outbox the worker binds with :meth:`Router.queue_to`, and the
+worker's notify job sends each group as one message through :meth:`Router.send_group`;
+with no outbox bound (``faithmon alerts test``), a grouped route sends at once too.
+
 A template that fails on a real alert (a field its kind's sample had and this alert has
 not) does not cost the notification: the alert goes out with the plain ``describe()``
 text, and one log line names the kind and the template, never the content.
@@ -16,15 +21,16 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import jinja2
 
 from ..errors import ConfigError
-from ..model import Alert, AlertSink
+from ..model import Alert, AlertGroup, AlertSink
 from .egress import RefusedAddress, RefusedDestination
+from .grouping import group_labels, grouped, route_key
 from .lifecycle import describe
 from .matchers import alert_labels, match_all
 from .rules import TEMPLATES, KindRule, Route, Rules, SinkSpec, load
@@ -33,6 +39,9 @@ from .sinks import AlertmanagerSink, EmailSink, LogSink, SlackSink, WebhookSink,
 from .sinks.options import SinkOptions
 
 logger = logging.getLogger(__name__)
+
+Enqueue = Callable[[str, Mapping[str, str], Alert], None]
+"""Keeps an alert for a grouped route's group: (route key, group labels, alert)."""
 
 
 class Router:
@@ -48,6 +57,8 @@ class Router:
         self.routes, self.sinks = routes, dict(sinks)
         self.kinds = dict(kinds or {})
         self.fallback = fallback or LogSink()
+        self._enqueue: Enqueue | None = None
+        self.by_key = {route_key(route): route for route in routes}
         self._templates: dict[tuple[str, str], jinja2.Template] = {
             (kind, key): compile_template(getattr(rule, key))
             for kind, rule in self.kinds.items()
@@ -83,29 +94,76 @@ class Router:
                 added[key] = describe(alert)
         return replace(alert, details={**alert.details, **added}) if added else alert
 
-    def targets(self, labels: Mapping[str, str]) -> list[str]:
-        """The names of the sinks an alert with ``labels`` goes to, in route order."""
-        names: list[str] = []
+    def queue_to(self, enqueue: Enqueue | None) -> None:
+        """Where grouped routes keep their alerts until their group is due (None: send at
+        once)."""
+        self._enqueue = enqueue
+
+    @property
+    def grouping(self) -> bool:
+        """Whether any route groups (the worker then runs the notify job)."""
+        return any(grouped(route) for route in self.routes)
+
+    def matching(self, labels: Mapping[str, str]) -> list[Route]:
+        """The routes an alert with ``labels`` takes, in order."""
+        taken: list[Route] = []
         for route in self.routes:
             if not match_all(route.matchers, labels):
                 continue
-            names.extend(n for n in route.sinks if n not in names)
+            taken.append(route)
             if not route.continue_:
                 break
+        return taken
+
+    def targets(self, labels: Mapping[str, str]) -> list[str]:
+        """The names of the sinks an alert with ``labels`` goes to, in route order."""
+        names: list[str] = []
+        for route in self.matching(labels):
+            names.extend(n for n in route.sinks if n not in names)
         return names
 
     def send(self, alert: Alert) -> None:
         alert = self.prepare(alert)
-        names = self.targets(alert_labels(alert))
-        if not names:
+        labels = alert_labels(alert)
+        routes = self.matching(labels)
+        if not routes:
             self.fallback.send(alert)
             return
+        names: list[str] = []
+        for route in routes:
+            if self._enqueue is not None and grouped(route):
+                self._enqueue(route_key(route), group_labels(route, labels), alert)
+                continue
+            names.extend(n for n in route.sinks if n not in names)
         for name in names:
             # One failing sink never stops the others (as deliver() does across sinks).
             try:
                 self.sinks[name].send(alert)
             except Exception:
                 logger.exception("faithmon: alert sink %s failed", name)
+
+    def send_group(self, group: AlertGroup) -> bool:
+        """Send one group's message to each sink of its route; False when the route is no
+        longer in the file (its waiting alerts are dropped, with a log line)."""
+        route = self.by_key.get(group.route)
+        if route is None:
+            logger.warning(
+                "faithmon: %d alert notifications dropped: their route is no longer in the "
+                "rules file",
+                len(group.alerts),
+            )
+            return False
+        for name in route.sinks:
+            sink = self.sinks[name]
+            try:
+                if hasattr(sink, "send_group"):
+                    sink.send_group(group)
+                else:
+                    for alert in group.alerts:
+                        sink.send(alert)
+            except Exception:
+                logger.exception("faithmon: alert sink %s failed", name)
+        return True
 
 
 def _secret(spec: SinkSpec, variable: str, environ: Mapping[str, str]) -> str:

@@ -265,12 +265,16 @@ def proof_floor(settings: Settings) -> ProofFloor:
 
 
 def alert_policy(settings: Settings) -> AlertPolicy:
-    """The lifecycle's policy; with a rules file, its kinds' ``for`` and ``keep_firing_for``."""
-    kinds = load_rules(settings.alert_rules).kinds if settings.alert_rules else {}
+    """The lifecycle's policy; with a rules file, its kinds' ``for`` and ``keep_firing_for``,
+    and reminders as often as its shortest ``repeat_interval`` asks."""
+    rules = load_rules(settings.alert_rules) if settings.alert_rules else None
+    kinds = rules.kinds if rules is not None else {}
+    renotify = timedelta(seconds=settings.alert_renotify)
+    repeats = [r.repeat_interval for r in rules.routes if r.repeat_interval] if rules else []
     return AlertPolicy(
         recovery_runs=settings.drift_recovery_runs,
         cooldown=timedelta(seconds=settings.alert_cooldown),
-        renotify=timedelta(seconds=settings.alert_renotify),
+        renotify=min([renotify, *repeats]),
         hold_for={k: r.for_ for k, r in kinds.items() if r.for_},
         keep_firing_for={k: r.keep_firing_for for k, r in kinds.items() if r.keep_firing_for},
     )

@@ -7,13 +7,18 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from .. import jobs, worker
+from ..alerts.routing import Router
 from ..config import Settings
 from ..drift import DriftConfig
-from ..jobs import silences
+from ..jobs import notify, silences
 from ..model import AlertSink, Judge, Judgement, RagRecord
 from ..store import Sessions
 from ..store.locks import singleton, sqlite_worker_lock
 from . import wiring
+
+NOTIFY_TICK = 5.0
+"""Seconds between the notify job's looks at the outbox: well under the shortest sensible
+group_wait, and one indexed query of a small table each."""
 
 
 def healthy(settings: Settings) -> tuple[bool, str]:
@@ -65,6 +70,12 @@ def _run(
     told = sinks
     # A running silence stops a notification; the alert still changes and is stored.
     sinks = silences.muting(sessions, sinks)
+    # A rules file's grouped routes keep their alerts in the store's outbox until their
+    # group is due; the notify job sends each group as one message.
+    routers = [s for s in told if isinstance(s, Router) and s.grouping]
+    for router in routers:
+        router.queue_to(notify.outbox(sessions))
+    silenced, on_muted = silences.silence_check(sessions)
     last_drift = [datetime.now(UTC) - timedelta(days=1)]
 
     def score() -> int:
@@ -110,6 +121,15 @@ def _run(
             )
             return len(runs)
 
+    def send_groups() -> int:
+        if not routers:
+            return 0
+        with singleton(sessions, "notify") as held:
+            if not held:
+                return 0
+            now = datetime.now(UTC)
+            return sum(notify.flush(sessions, r, now, silenced, on_muted) for r in routers)
+
     def heartbeat() -> None:
         worker.beat(settings.worker_heartbeat_file)
 
@@ -119,12 +139,15 @@ def _run(
         scored = score()
         result = detect()
         deleted = retain()
+        # A group still inside its group_wait stays in the outbox for the next run.
+        messages = send_groups()
         changes = len(result.changed) if result is not None else 0
         return {
             "sentinel_runs": runs,
             "scored": scored,
             "alert_changes": changes,
             "retention_deleted": deleted,
+            "group_messages": messages,
         }
     worker.run(
         [
@@ -132,6 +155,7 @@ def _run(
             (detect, settings.drift_interval),
             (retain, settings.retention_interval),
             *([(sentinel, settings.sentinel_interval)] if settings.sentinel_interval else []),
+            *([(send_groups, NOTIFY_TICK)] if routers else []),
             (heartbeat, min(settings.score_interval, 10.0)),
         ]
     )

@@ -5,7 +5,7 @@ told once."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from ..alerts import deliver
@@ -19,9 +19,12 @@ from ..store import silences as store_silences
 logger = logging.getLogger(__name__)
 
 
-def muting(sessions: Sessions, sinks: Sequence[AlertSink]) -> list[AlertSink]:
-    """``sinks``, each asking the store which silences run as it sends (silences are
-    added by people at any time; alerts are few, so one query each costs nothing)."""
+def silence_check(
+    sessions: Sessions,
+) -> tuple[Callable[[Alert], Silence | None], Callable[[Alert, Silence], None]]:
+    """Which running silence stops an alert's notification (asking the store as it sends:
+    silences are added by people at any time, and alerts are few, so one query each costs
+    nothing), and how a stopped one is recorded on the alert."""
 
     def silenced(alert: Alert) -> Silence | None:
         now = datetime.now(UTC)
@@ -37,6 +40,12 @@ def muting(sessions: Sessions, sinks: Sequence[AlertSink]) -> list[AlertSink]:
                 session, alert.id, silence.id, alert.notified_at or datetime.now(UTC)
             )
 
+    return silenced, record
+
+
+def muting(sessions: Sessions, sinks: Sequence[AlertSink]) -> list[AlertSink]:
+    """``sinks``, each dropping the notifications a running silence covers."""
+    silenced, record = silence_check(sessions)
     return muted(sinks, silenced, record)
 
 

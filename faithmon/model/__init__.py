@@ -6,8 +6,10 @@ from .access import ApiKey
 from .alerts import (
     JUDGE_RULES,
     Alert,
+    AlertGroup,
     AlertSink,
     AlertState,
+    GroupSink,
     visible_to,
 )
 from .drift import (
@@ -51,6 +53,7 @@ __all__ = [
     "JUDGE_RULES",
     "MIN_RATE",
     "Alert",
+    "AlertGroup",
     "AlertSink",
     "AlertState",
     "ApiKey",
@@ -62,6 +65,7 @@ __all__ = [
     "Evidence",
     "Feedback",
     "FrozenBaselines",
+    "GroupSink",
     "Judge",
     "Judgement",
     "JudgementStatus",

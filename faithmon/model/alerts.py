@@ -41,3 +41,20 @@ def visible_to(alert: Alert, tenant: str | None) -> bool:
 
 class AlertSink(Protocol):
     def send(self, alert: Alert) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AlertGroup:
+    """One notification carrying several alerts: those a grouped route gathered for one
+    group (its ``group_by`` labels' values) since its last message."""
+
+    route: str
+    """The route's key (a digest of its matchers, sinks and grouping)."""
+    labels: Mapping[str, str]
+    alerts: tuple[Alert, ...]
+
+
+class GroupSink(Protocol):
+    """A sink that can send a group as one message; a sink without it hears each alert."""
+
+    def send_group(self, group: AlertGroup) -> None: ...

@@ -53,6 +53,7 @@ class DriftStateRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
-# Silences are their own module; imported here so that ``Base.metadata`` holds them whichever
-# module is imported first (``tables`` imports this one).
+# Silences and the alert outbox are their own modules; imported here so that
+# ``Base.metadata`` holds them whichever module is imported first (``tables`` imports this one).
+from . import tables_outbox as _outbox  # noqa: E402, F401
 from . import tables_silences as _silences  # noqa: E402, F401

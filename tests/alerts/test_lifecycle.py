@@ -214,15 +214,15 @@ def test_flapping_segment_reopens_its_alert_quietly_within_the_cooldown(
 
 def test_for_holds_a_short_blip_back() -> None:
     """With the kind's `for`, a firing signal opens a pending alert and fires it only once
-    it has lasted that long; a blip that ends first never fires."""
+    it has lasted that long; a blip that ends first never fires, and nobody hears of it."""
     policy = Policy(hold_for={RULE: timedelta(hours=1)})
     (opened,) = reconcile([], [signal("firing")], OPENED, policy)
-    assert opened.state == "pending"
+    assert opened.state == "pending" and to_tell([opened]) == []
     held = replace(opened, id=7)
     (still,) = reconcile([held], [signal("firing")], OPENED + timedelta(minutes=30), policy)
     assert still.state == "pending" and to_tell([still]) == []
     (blip,) = reconcile([held], [signal("ok")], OPENED + timedelta(minutes=40), policy)
-    assert blip.state == "resolved"
+    assert blip.state == "resolved" and to_tell([blip]) == []
     (fired,) = reconcile([held], [signal("firing")], OPENED + timedelta(minutes=61), policy)
     assert fired.state == "firing" and to_tell([fired]) == [fired]
 

@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 
-from ...model import Alert, segment_key
+from ...model import Alert, AlertGroup, segment_key
 from .. import egress
 
 
@@ -53,3 +53,20 @@ def delivery_id(alert: Alert) -> str:
     """One id per alert change: the same for every retry of it."""
     text = f"{alert.id}:{alert.rule}:{segment_key(alert.segment)}:{alert.state}:{alert.updated_at}"
     return "msg_" + hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def group_delivery_id(group: AlertGroup) -> str:
+    """One id per group message: the same for every retry of it."""
+    text = ",".join(delivery_id(alert) for alert in group.alerts)
+    return "msg_" + hashlib.sha256(f"{group.route}:{text}".encode()).hexdigest()[:24]
+
+
+def group_headline(group: AlertGroup) -> str:
+    """``3 alerts (2 firing, 1 resolved) for kind=faithfulness_drift,tenant=acme``."""
+    states: dict[str, int] = {}
+    for alert in group.alerts:
+        states[alert.state] = states.get(alert.state, 0) + 1
+    counts = ", ".join(f"{n} {state}" for state, n in states.items())
+    where = segment_key(group.labels) or "all"
+    plural = "s" if len(group.alerts) != 1 else ""
+    return f"{len(group.alerts)} alert{plural} ({counts}) for {where}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...model import Alert, AlertSink
+from ...model import Alert, AlertGroup, AlertSink
 from .. import egress
 from ..lifecycle import describe
 from ._http import _post
@@ -24,29 +24,40 @@ class AlertmanagerSink:
         self._allow_link_local = allow_link_local
 
     def send(self, alert: Alert) -> None:
-        labels: dict[str, str] = {
-            "alertname": alert.rule,
-            "severity": alert.severity,
-            "source": "faithmon",
-        }
-        labels.update({k: str(v) for k, v in alert.segment.items()})
-        annotations = {
-            "summary": str(alert.details.get("summary") or describe(alert)),
-            "details": json.dumps(dict(alert.details), default=str)[:4000],
-        }
-        # Alertmanager's own templates and receivers know these names.
-        for key in ("description", "runbook_url"):
-            if alert.details.get(key):
-                annotations[key] = str(alert.details[key])
-        item: dict[str, Any] = {
-            "labels": labels,
-            "annotations": annotations,
-            "startsAt": alert.opened_at.isoformat(),
-        }
-        if alert.resolved_at is not None:
-            item["endsAt"] = alert.resolved_at.isoformat()
-        body = json.dumps([item]).encode()
+        self._post([_item(alert)])
+
+    def send_group(self, group: AlertGroup) -> None:
+        # Alertmanager takes a list: a group is one request, its own grouping regroups it.
+        self._post([_item(alert) for alert in group.alerts])
+
+    def _post(self, items: list[dict[str, Any]]) -> None:
+        body = json.dumps(items).encode()
         _post(self.url, body, {}, self._attempts, self._backoff, self._allow_link_local)
+
+
+def _item(alert: Alert) -> dict[str, Any]:
+    labels: dict[str, str] = {
+        "alertname": alert.rule,
+        "severity": alert.severity,
+        "source": "faithmon",
+    }
+    labels.update({k: str(v) for k, v in alert.segment.items()})
+    annotations = {
+        "summary": str(alert.details.get("summary") or describe(alert)),
+        "details": json.dumps(dict(alert.details), default=str)[:4000],
+    }
+    # Alertmanager's own templates and receivers know these names.
+    for key in ("description", "runbook_url"):
+        if alert.details.get(key):
+            annotations[key] = str(alert.details[key])
+    item: dict[str, Any] = {
+        "labels": labels,
+        "annotations": annotations,
+        "startsAt": alert.opened_at.isoformat(),
+    }
+    if alert.resolved_at is not None:
+        item["endsAt"] = alert.resolved_at.isoformat()
+    return item
 
 
 def from_options(options: SinkOptions) -> AlertSink | None:

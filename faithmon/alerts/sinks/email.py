@@ -1,4 +1,5 @@
-"""E-mail over SMTP: one plain-text message per alert change."""
+"""E-mail over SMTP: one plain-text message per alert change (or per group of a grouped
+route)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from collections.abc import Sequence
 from email.message import EmailMessage
 
 from ...errors import ConfigError
-from ...model import Alert, AlertSink
+from ...model import Alert, AlertGroup, AlertSink
 from ..lifecycle import describe
-from ._http import delivery_id
+from ._http import delivery_id, group_delivery_id, group_headline
 from .options import SinkOptions
 
 
@@ -33,19 +34,21 @@ class EmailSink:
         self._username, self._password, self._starttls = username, password, starttls
 
     def send(self, alert: Alert) -> None:
+        headline = str(alert.details.get("summary") or describe(alert))
+        self._send(headline, delivery_id(alert), _body(alert))
+
+    def send_group(self, group: AlertGroup) -> None:
+        lines: list[str] = []
+        for alert in group.alerts:
+            lines.extend([*_body(alert), ""])
+        self._send(group_headline(group), group_delivery_id(group), lines)
+
+    def _send(self, headline: str, message_id: str, lines: list[str]) -> None:
         message = EmailMessage()
-        headline = " ".join(str(alert.details.get("summary") or describe(alert)).split())
-        message["Subject"] = f"[faithmon] {headline}"[:200]
+        message["Subject"] = f"[faithmon] {' '.join(headline.split())}"[:200]
         message["From"] = self.sender
         message["To"] = ", ".join(self.recipients)
-        message["Message-ID"] = f"<{delivery_id(alert)}@faithmon>"
-        lines = [describe(alert), ""]
-        for key, value in alert.details.items():
-            if key != "examples":
-                lines.append(f"{key}: {value}")
-        for example in alert.details.get("examples", [])[:3]:
-            claims = "; ".join(example.get("unsupported_claims", []))
-            lines.append(f"trace {example['trace_id']}: {claims}")
+        message["Message-ID"] = f"<{message_id}@faithmon>"
         message.set_content("\n".join(lines))
         with smtplib.SMTP(self.host, self.port, timeout=10) as smtp:
             if self._starttls:
@@ -53,6 +56,17 @@ class EmailSink:
             if self._username:
                 smtp.login(self._username, self._password)
             smtp.send_message(message)
+
+
+def _body(alert: Alert) -> list[str]:
+    lines = [describe(alert), ""]
+    for key, value in alert.details.items():
+        if key != "examples":
+            lines.append(f"{key}: {value}")
+    for example in alert.details.get("examples", [])[:3]:
+        claims = "; ".join(example.get("unsupported_claims", []))
+        lines.append(f"trace {example['trace_id']}: {claims}")
+    return lines
 
 
 def from_options(options: SinkOptions) -> AlertSink | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from ...model import Alert
+from ...model import Alert, AlertGroup
 from ..lifecycle import describe
 
 
@@ -24,6 +24,11 @@ class ListSink:
 
     def __init__(self) -> None:
         self.alerts: list[Alert] = []
+        self.groups: list[AlertGroup] = []
 
     def send(self, alert: Alert) -> None:
         self.alerts.append(alert)
+
+    def send_group(self, group: AlertGroup) -> None:
+        self.groups.append(group)
+        self.alerts.extend(group.alerts)

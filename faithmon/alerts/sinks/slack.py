@@ -1,13 +1,14 @@
-"""Slack incoming webhooks: one message per alert change, with a few examples."""
+"""Slack incoming webhooks: one message per alert change (or per group of a grouped route),
+with a few examples."""
 
 from __future__ import annotations
 
 import json
 
-from ...model import Alert, AlertSink
+from ...model import Alert, AlertGroup, AlertSink
 from .. import egress
 from ..lifecycle import describe
-from ._http import _post
+from ._http import _post, group_headline
 from .options import SinkOptions
 
 
@@ -22,17 +23,30 @@ class SlackSink:
         self._allow_link_local = allow_link_local
 
     def send(self, alert: Alert) -> None:
-        # A rules file's summary, description and runbook (alerts.routing) lead the message.
-        lines = [f"*{alert.details.get('summary') or describe(alert)}*"]
-        if alert.details.get("description"):
-            lines.append(str(alert.details["description"]))
-        if alert.details.get("runbook_url"):
-            lines.append(f"Runbook: {alert.details['runbook_url']}")
-        for example in alert.details.get("examples", [])[:3]:
-            claims = "; ".join(example.get("unsupported_claims", []))
-            lines.append(f"• trace `{example['trace_id']}`: {claims}")
+        self._post(_lines(alert))
+
+    def send_group(self, group: AlertGroup) -> None:
+        lines = [f"*faithmon: {group_headline(group)}*"]
+        for alert in group.alerts:
+            lines.extend(["", *_lines(alert)])
+        self._post(lines)
+
+    def _post(self, lines: list[str]) -> None:
         body = json.dumps({"text": "\n".join(lines)}).encode()
         _post(self.url, body, {}, self._attempts, self._backoff, self._allow_link_local)
+
+
+def _lines(alert: Alert) -> list[str]:
+    # A rules file's summary, description and runbook (alerts.routing) lead the message.
+    lines = [f"*{alert.details.get('summary') or describe(alert)}*"]
+    if alert.details.get("description"):
+        lines.append(str(alert.details["description"]))
+    if alert.details.get("runbook_url"):
+        lines.append(f"Runbook: {alert.details['runbook_url']}")
+    for example in alert.details.get("examples", [])[:3]:
+        claims = "; ".join(example.get("unsupported_claims", []))
+        lines.append(f"• trace `{example['trace_id']}`: {claims}")
+    return lines
 
 
 def from_options(options: SinkOptions) -> AlertSink | None:

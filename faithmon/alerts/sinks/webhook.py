@@ -12,10 +12,10 @@ import json
 import time
 
 from ...errors import ConfigError
-from ...model import Alert, AlertSink
+from ...model import Alert, AlertGroup, AlertSink
 from .. import egress
 from ..lifecycle import to_json
-from ._http import _post, delivery_id
+from ._http import _post, delivery_id, group_delivery_id
 from .options import SinkOptions
 
 
@@ -50,7 +50,23 @@ class WebhookSink:
 
     def send(self, alert: Alert) -> None:
         body = json.dumps({"type": f"alert.{alert.state}", "alert": to_json(alert)}).encode()
-        message_id = delivery_id(alert)
+        self._post(body, delivery_id(alert))
+
+    def send_group(self, group: AlertGroup) -> None:
+        """One message for a grouped route's group: each alert as ``send`` shapes it."""
+        body = json.dumps(
+            {
+                "type": "alert.group",
+                "group": {"route": group.route, "labels": dict(group.labels)},
+                "alerts": [
+                    {"type": f"alert.{alert.state}", "alert": to_json(alert)}
+                    for alert in group.alerts
+                ],
+            }
+        ).encode()
+        self._post(body, group_delivery_id(group))
+
+    def _post(self, body: bytes, message_id: str) -> None:
         timestamp = int(time.time())
         headers = {
             "webhook-id": message_id,
