@@ -317,6 +317,16 @@ class Settings:
     alert_rules: str = _setting(
         "FAITHMON_ALERT_RULES", "", str,
         "TOML file of alert sinks, routes and per-kind rules (unset: the settings above)")
+    alert_judge_error_rate: float = _setting(
+        "FAITHMON_ALERT_JUDGE_ERROR_RATE", "0.2", _rate,
+        "Share of a judge's recent evaluations ending in judge_error that raises judge_error")
+    alert_judge_error_min: int = _setting(
+        "FAITHMON_ALERT_JUDGE_ERROR_MIN", "20", _positive_int,
+        "Recent evaluations (the last 200 within the hour) that share needs to count")
+    alert_receiver_stale: float = _setting(
+        "FAITHMON_ALERT_RECEIVER_STALE", "120", _positive_float,
+        "Seconds without a running receiver's heartbeat, or of failing saves, that raise "
+        "ingest_error")
     telemetry_endpoint: str = _setting(
         "FAITHMON_TELEMETRY_ENDPOINT", "", str,
         "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)")

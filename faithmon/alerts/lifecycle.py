@@ -217,7 +217,27 @@ def describe(alert: Alert) -> str:
                 f" (was {d['reference_false_flag_rate']:.0%} and"
                 f" {d['reference_miss_rate']:.0%} with {d['reference_judge']})"
             )
-    return text
+    return text + _health(d)
+
+
+def _health(d: Mapping[str, Any]) -> str:
+    """The words of faithmon's own failures (judge_error, ingest_error)."""
+    cause = d.get("cause")
+    if cause == "error_rate":
+        return (
+            f": {d.get('errors')} of the judge's last {d.get('evaluations')} evaluations failed"
+            f" ({float(d.get('error_rate', 0)):.0%}, bound {float(d.get('bound', 0)):.0%})"
+        )
+    if cause == "blocked":
+        return f": the endpoint refused the judge ({d.get('reason')}); scoring is paused"
+    if cause == "silent":
+        return f": no heartbeat for {d.get('silent_seconds')} s"
+    if cause == "saving_fails":
+        return (
+            f": saving has failed since {d.get('failing_since')} ({d.get('error')});"
+            f" {d.get('backlog')} records wait"
+        )
+    return ""
 
 
 def deliver(sinks: Sequence[AlertSink], alerts: Iterable[Alert]) -> None:

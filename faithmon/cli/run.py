@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import socket
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 from ..errors import ConfigError
 from . import wiring
 from ._common import configure_logging, database_option, json_option, load_settings
+from .heartbeat import Heartbeat
 
 
 @click.command()
@@ -177,6 +179,15 @@ def serve(host: str, port: int, grpc_port: int) -> None:
             reads=_read_options(settings),
         )
         bound = sock.getsockname()[1]
+        # What the worker reads to tell a receiver that stopped saving (ingest_error).
+        beat = Heartbeat(
+            sessions,
+            pipeline,
+            f"{socket.gethostname()}:{bound}",
+            min(15.0, settings.alert_receiver_stale / 4),
+        )
+        beat.start()
+        stack.callback(beat.stop)
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, bound)
         server.serve(app, sock, pipeline, before_drain=stop_grpc)
 

@@ -27,6 +27,7 @@ from ..ingest.sampler import PolicySampler, SamplingPolicy
 from ..ingest.scrub import PiiScrubber
 from ..ingest.spool import Spool
 from ..ingest.workers import pii_scrubber
+from ..jobs.health import HealthBounds
 from ..judge import JudgeOptions
 from ..judge import make_judge as build_judge
 from ..model import (
@@ -277,6 +278,15 @@ def alert_policy(settings: Settings) -> AlertPolicy:
         renotify=min([renotify, *repeats]),
         hold_for={k: r.for_ for k, r in kinds.items() if r.for_},
         keep_firing_for={k: r.keep_firing_for for k, r in kinds.items() if r.keep_firing_for},
+    )
+
+
+def health_bounds(settings: Settings) -> HealthBounds:
+    """When judge_error (error rate) and ingest_error fire."""
+    return HealthBounds(
+        judge_error_rate=settings.alert_judge_error_rate,
+        judge_error_min=settings.alert_judge_error_min,
+        receiver_stale=timedelta(seconds=settings.alert_receiver_stale),
     )
 
 

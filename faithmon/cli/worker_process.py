@@ -10,7 +10,7 @@ from .. import jobs, worker
 from ..alerts.routing import Router
 from ..config import Settings
 from ..drift import DriftConfig
-from ..jobs import notify, silences
+from ..jobs import health, notify, silences
 from ..model import AlertSink, Judge, Judgement, RagRecord
 from ..store import Sessions
 from ..store.locks import singleton, sqlite_worker_lock
@@ -67,6 +67,7 @@ def _run(
     )
     policy = wiring.alert_policy(settings)
     floor = wiring.proof_floor(settings)
+    bounds = wiring.health_bounds(settings)
     told = sinks
     # A running silence stops a notification; the alert still changes and is stored.
     sinks = silences.muting(sessions, sinks)
@@ -97,6 +98,8 @@ def _run(
             if not held:
                 return None
             run = jobs.check_drift(sessions, judge.name, config, sinks, policy=policy, floor=floor)
+            # The monitor's own failures (judge errors, receivers not saving): their own kinds.
+            health.check_health(sessions, judge.name, bounds, sinks, policy=policy)
             now = datetime.now(UTC)
             silences.notify_after_silences(sessions, told, last_drift[0], now)
             last_drift[0] = now

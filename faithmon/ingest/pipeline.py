@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -88,10 +89,8 @@ class Pipeline:
         # Extraction and scrubbing: here, or over ``processes`` worker processes, which
         # scrub with what ``worker_scrubber`` makes (else a pickled copy of ``scrubber``).
         self._stages = make_stages(processes, scrubber, worker_scrubber)
-        self._assembler = (
-            TraceAssembler(quiet_seconds, max_traces, max_bytes=max_bytes)
-            if clock is None
-            else TraceAssembler(quiet_seconds, max_traces, clock=clock, max_bytes=max_bytes)
+        self._assembler = TraceAssembler(
+            quiet_seconds, max_traces, clock=clock or time.monotonic_ns, max_bytes=max_bytes
         )
         self._backlog: deque[RagRecord] = deque()
         self._max_backlog = max_backlog
@@ -112,6 +111,7 @@ class Pipeline:
         # a background tick that took traces before it has saved them too.
         self._process_lock = threading.Lock()
         self.stats: Counter[str] = Counter()
+        self.last_error = ""  # the kind of the last failed save (the heartbeat reports it)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -131,10 +131,8 @@ class Pipeline:
     def saturated(self) -> bool:
         """True while draining or near a buffer bound; without a spool, also while the
         store is failing."""
-        if self.draining or self._full():
+        if self.draining or self._full() or (self._spool is None and self.store_failing):
             return True
-        if self._spool is None:
-            return bool(self._backlog or self._feedback_backlog)
         return len(self._backlog) >= self._max_backlog
 
     @property
@@ -354,7 +352,9 @@ class Pipeline:
         try:
             self._save(pending)
         except Exception as exc:
+            self.last_error = type(exc).__name__
             self._backlog = deque(pending[-self._max_backlog :])
+            self.stats["backlog"] = len(self._backlog)
             lost = len(pending) - len(self._backlog)
             if lost:
                 self.stats["lost"] += lost
@@ -366,6 +366,7 @@ class Pipeline:
             )
             return 0
         self._backlog.clear()
+        self.stats["backlog"] = 0
         self._settle(r.trace_id for r in pending)
         self.stats["records"] += len(pending)
         return len(pending)

@@ -197,3 +197,17 @@ def latest_judge(session: Session) -> str | None:
     """The judge configuration that wrote the newest evaluation: the one a reader of the
     dashboard sees scores of (the server itself judges nothing)."""
     return session.scalar(select(EvaluationRow.judge).order_by(EvaluationRow.id.desc()).limit(1))
+
+
+def recent_statuses(
+    session: Session, judge: str, since: datetime, limit: int = 200
+) -> list[tuple[str, str | None]]:
+    """(status, error) of the judge's newest evaluations made since ``since``, at most
+    ``limit`` (newest first: a walk down ``ix_evaluations_judge_id``)."""
+    rows = session.execute(
+        select(EvaluationRow.status, EvaluationRow.error, EvaluationRow.created_at)
+        .where(EvaluationRow.judge == judge)
+        .order_by(EvaluationRow.id.desc())
+        .limit(limit)
+    ).all()
+    return [(r.status, r.error) for r in rows if r.created_at >= since]

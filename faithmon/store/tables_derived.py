@@ -55,5 +55,6 @@ class DriftStateRow(Base):
 
 # Silences and the alert outbox are their own modules; imported here so that
 # ``Base.metadata`` holds them whichever module is imported first (``tables`` imports this one).
+from . import tables_health as _health  # noqa: E402, F401
 from . import tables_outbox as _outbox  # noqa: E402, F401
 from . import tables_silences as _silences  # noqa: E402, F401

@@ -24,7 +24,6 @@ from faithmon.store import sentinels as store_sentinels
 from faithmon.store import traces as store_traces
 from faithmon.store.tables import EvaluationRow, RecordRow
 from tests.openai_server import SupportingJudge
-from tests.servers import serve_in_thread
 from tests.timing import days_ago, wait_for
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
@@ -44,13 +43,6 @@ def records(count: int) -> list[RagRecord]:
         )
         for n in range(count)
     ]
-
-
-@pytest.fixture
-def judge_server() -> Iterator[tuple[SupportingJudge, str]]:
-    server = SupportingJudge(latency=0.01)
-    with serve_in_thread(server.app) as url:
-        yield server, url + "/v1"
 
 
 def worker_env(database_url: str, judge_url: str, tmp: str, **extra: str) -> dict[str, str]:
