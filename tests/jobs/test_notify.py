@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +153,54 @@ def test_alerts_of_a_route_no_longer_in_the_file_are_dropped(
         with sessions() as session:
             assert store_outbox.waiting(session) == []
         assert receiver.received == []
+
+
+def test_the_worker_sends_a_grouped_route_once_its_group_is_due(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`worker --once` with a rules file: a silent receiver's ingest_error waits in the
+    outbox through the run that raised it (group_wait not over), and a later run sends it
+    as one signed group message; the run after that sends nothing."""
+    from click.testing import CliRunner
+
+    from faithmon.cli import main
+    from faithmon.model.health import ReceiverStatus
+    from faithmon.store import engine as store_engine
+    from faithmon.store import receivers as store_receivers
+    from tests.timing import wait_for
+
+    with serving() as receiver:
+        rules = tmp_path / "rules.toml"
+        rules.write_text(
+            RULES.replace('["kind=faithfulness_drift"]', '["kind=ingest_error"]')
+            .replace('group_wait = "30s"', 'group_wait = "1s"')
+            .format(url=receiver.url)
+        )
+        for name, value in {
+            "FAITHMON_DATABASE_URL": database_url,
+            "FAITHMON_ALERT_RULES": str(rules),
+            "HOOK_SECRET": SECRET,
+        }.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.chdir(tmp_path)  # the worker's heartbeat file
+        engine = store_engine.make_engine(database_url)
+        store_engine.upgrade(engine)
+        now = datetime.now(UTC)
+        with store_engine.session_factory(engine).begin() as session:
+            store_receivers.beat(
+                session,
+                ReceiverStatus("rx-9:4318", now - timedelta(hours=2), now - timedelta(hours=1)),
+            )
+        engine.dispose()
+        runner = CliRunner()
+
+        def run() -> int:
+            result = runner.invoke(main, ["worker", "--once", "--json"])
+            assert result.exit_code == 0, result.output
+            return int(json.loads(result.stdout)["group_messages"])
+
+        assert run() == 0 and receiver.received == []
+        wait_for(lambda: run() == 1, 30, "the group sent by a later run")
+        (body,) = bodies(receiver)
+        assert [a["alert"]["rule"] for a in body["alerts"]] == ["ingest_error"]
+        assert run() == 0 and len(receiver.received) == 1
