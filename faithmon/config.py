@@ -327,6 +327,21 @@ class Settings:
         "FAITHMON_ALERT_RECEIVER_STALE", "120", _positive_float,
         "Seconds without a running receiver's heartbeat, or of failing saves, that raise "
         "ingest_error")
+    review_sample_rate: float = _setting(
+        "FAITHMON_REVIEW_SAMPLE_RATE", "0.02", _rate,
+        "Share of all-supported evaluations queued for review; 1 queues every evaluation")
+    review_low_share: float = _setting(
+        "FAITHMON_REVIEW_LOW_SHARE", "0.25", _rate,
+        "Share of evaluations with an unsupported claim queued (critical ones always are)")
+    review_double_share: float = _setting(
+        "FAITHMON_REVIEW_DOUBLE_SHARE", "0.1", _rate,
+        "Share of review items given to two reviewers, for inter-reviewer agreement")
+    review_max_false_rejection: float = _setting(
+        "FAITHMON_REVIEW_MAX_FALSE_REJECTION", "0.1", _rate,
+        "Bound on false rejection under which review calibrate minimises false acceptance")
+    review_guard_band: float = _setting(
+        "FAITHMON_REVIEW_GUARD_BAND", "0.05", _rate,
+        "Half-width of the score band around a threshold whose answers go to review")
     telemetry_endpoint: str = _setting(
         "FAITHMON_TELEMETRY_ENDPOINT", "", str,
         "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)")

@@ -9,7 +9,20 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from . import alerts, db, drift, judge, keys, rules, run, sample, sentinel, silence, traces
+from . import (
+    alerts,
+    db,
+    drift,
+    judge,
+    keys,
+    review,
+    rules,
+    run,
+    sample,
+    sentinel,
+    silence,
+    traces,
+)
 from ._common import STRICT, VERBOSE, Main, configure_logging
 
 
@@ -48,6 +61,7 @@ for command in (
     drift.drift_group,
     keys.keys,
     rules.rules,
+    review.review,
 ):
     main.add_command(command)
 

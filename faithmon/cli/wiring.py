@@ -43,6 +43,7 @@ from ..model import (
     SaveSamplingFn,
 )
 from ..model.standing import ProofFloor
+from ..review.queue import QueuePolicy
 from ..store import Sessions, writes
 from ..store import engine as store_engine
 from ..store import keys as store_keys
@@ -278,6 +279,15 @@ def alert_policy(settings: Settings) -> AlertPolicy:
         renotify=min([renotify, *repeats]),
         hold_for={k: r.for_ for k, r in kinds.items() if r.for_},
         keep_firing_for={k: r.keep_firing_for for k, r in kinds.items() if r.keep_firing_for},
+    )
+
+
+def review_policy(settings: Settings) -> QueuePolicy:
+    """FAITHMON_REVIEW_*: which evaluations the worker queues for people."""
+    return QueuePolicy(
+        sample_rate=settings.review_sample_rate,
+        low_share=settings.review_low_share,
+        double_share=settings.review_double_share,
     )
 
 

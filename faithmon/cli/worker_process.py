@@ -10,7 +10,7 @@ from .. import jobs, worker
 from ..alerts.routing import Router
 from ..config import Settings
 from ..drift import DriftConfig
-from ..jobs import health, notify, silences
+from ..jobs import health, notify, review, silences
 from ..model import AlertSink, Judge, Judgement, RagRecord
 from ..store import Sessions
 from ..store.locks import singleton, sqlite_worker_lock
@@ -79,7 +79,16 @@ def _run(
     silenced, on_muted = silences.silence_check(sessions)
     last_drift = [datetime.now(UTC) - timedelta(days=1)]
 
+    queue_policy = wiring.review_policy(settings)
+
     def score() -> int:
+        scored = _score()
+        with singleton(sessions, "review") as held:
+            if held:
+                review.fill_queue(sessions, judge.name, queue_policy)
+        return scored
+
+    def _score() -> int:
         return jobs.score_pending(
             sessions,
             judge,

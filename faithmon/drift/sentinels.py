@@ -178,3 +178,8 @@ def judge_drift(runs: Sequence[RunResult], config: JudgeDriftConfig) -> JudgeDri
     lenient = last.miss_rate - baseline.miss_rate
     direction = "more lenient" if lenient > stricter else "stricter"
     return JudgeDrift(round(statistic, 3), drifting, tripwire, direction if drifting else "steady")
+
+
+def case_json(case: Case) -> dict[str, object]:
+    """A case as a line of a set's JSONL (what :func:`parse_cases` reads back)."""
+    return {**asdict(case), "chunks": list(case.chunks)}

@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from ..model import Claim, Judge, Judgement, Usage
+from ..model.judgement import OVERRULED_OFFLINE
 
 
 class ClaimJudge(Judge, Protocol):
@@ -47,6 +48,12 @@ def _add(a: Usage, b: Usage) -> Usage:
         a.completion_tokens + b.completion_tokens,
         a.retries + b.retries,
     )
+
+
+def _against(decided: Claim, lean: Claim) -> Claim:
+    if decided.verdict == lean.verdict or OVERRULED_OFFLINE in decided.flags:
+        return decided
+    return replace(decided, flags=(*decided.flags, OVERRULED_OFFLINE))
 
 
 class CascadeJudge:
@@ -91,7 +98,9 @@ class CascadeJudge:
             else:
                 # A sentence the LLM returned nothing for is not judged supported.
                 missing = replace(claim, verdict="unsupported", confidence=None, stage="llm")
-                claims.extend(decided.get(claim.text) or [missing])
+                # The review queue wants the claims the LLM settled against the first
+                # stage's lean: the people who label them measure which stage was right.
+                claims.extend(_against(c, claim) for c in decided.get(claim.text) or [missing])
         return Judgement(
             judge=self.name, status="ok", claims=tuple(claims), usage=usage, latency_ms=latency_ms
         )

@@ -14,6 +14,10 @@ Stage = Literal["offline", "llm"]
 
 JudgementStatus = Literal["ok", "no_claims", "empty_context", "judge_error"]
 
+OVERRULED_OFFLINE = "overruled_offline"
+"""A claim's flag: the cascade's LLM settled it against the offline judge's lean (the
+review queue sends such claims to people)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Claim:

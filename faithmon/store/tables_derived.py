@@ -57,4 +57,5 @@ class DriftStateRow(Base):
 # ``Base.metadata`` holds them whichever module is imported first (``tables`` imports this one).
 from . import tables_health as _health  # noqa: E402, F401
 from . import tables_outbox as _outbox  # noqa: E402, F401
+from . import tables_review as _review  # noqa: E402, F401
 from . import tables_silences as _silences  # noqa: E402, F401

@@ -1,0 +1,293 @@
+"""`faithmon review queue|label|skip|agreement|calibrate|export`: people label the judge's
+claims, and the labels measure the judge and calibrate its thresholds."""
+
+from __future__ import annotations
+
+import getpass
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..model.review import LABELS, ClaimLabel, ReviewItem
+from ..store import review as store_review
+from . import wiring
+from ._common import database_option, json_option, limit_option, load_settings
+
+
+@click.group()
+def review() -> None:
+    """The review loop: label claims, measure the judge, calibrate thresholds."""
+
+
+def item_json(item: ReviewItem) -> dict[str, Any]:
+    """An item as `review queue --json` and the read API print it."""
+    return {
+        "trace_id": item.trace_id,
+        "tenant": item.tenant,
+        "judge": item.judge,
+        "reason": item.reason,
+        "priority": item.priority,
+        "inclusion_probability": item.inclusion_probability,
+        "reviews_wanted": item.reviews_wanted,
+        "reviews_done": item.reviews_done,
+        "status": item.status,
+        "created_at": item.created_at.isoformat(),
+        "claims": [
+            {
+                "index": c.index,
+                "text": c.text,
+                "verdict": c.verdict,
+                "chunk": c.chunk,
+                "quote": c.quote,
+                "critical": c.critical,
+            }
+            for c in item.claims
+        ],
+    }
+
+
+@review.command("queue")
+@json_option
+@limit_option(20)
+@click.option("--tenant", default=None, help="Only this tenant's items.")
+@database_option
+def review_queue(as_json: bool, limit: int, tenant: str | None) -> None:
+    """Open review items, most urgent first: critical cases, the cascade's overruled claims,
+    low scores, then the sample of high scores."""
+    settings = load_settings()
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
+        items = store_review.queue(session, tenant, limit)
+    if as_json:
+        click.echo(json.dumps([item_json(i) for i in items], indent=2, ensure_ascii=False))
+        return
+    if not items:
+        click.echo("the review queue is empty")
+        return
+    for item in items:
+        click.echo(
+            f"{item.trace_id}  {item.reason:<17} p={item.inclusion_probability:.2f}  "
+            f"{item.reviews_done}/{item.reviews_wanted} reviews  {item.judge}"
+        )
+        for claim in item.claims:
+            click.echo(f"    [{claim.index}] {claim.verdict:<12} {claim.text}")
+
+
+def parse_label(text: str, claims: int) -> ClaimLabel:
+    """``INDEX=VERDICT[:critical|:minor]``; ValueError saying what is wrong."""
+    index_text, sep, rest = text.partition("=")
+    if not sep:
+        raise ValueError(f"{text!r}: expected INDEX=VERDICT, e.g. 0=unsupported:critical")
+    verdict, _, severity = rest.strip().partition(":")
+    try:
+        index = int(index_text)
+    except ValueError:
+        raise ValueError(f"{text!r}: {index_text!r} is not a claim index") from None
+    if not 0 <= index < claims:
+        raise ValueError(f"{text!r}: claim {index} does not exist (0 to {claims - 1})")
+    if verdict not in LABELS:
+        raise ValueError(f"{text!r}: the verdict must be one of {', '.join(LABELS)}")
+    if severity not in ("", "critical", "minor"):
+        raise ValueError(f"{text!r}: the severity must be critical or minor")
+    return ClaimLabel(index, verdict, severity == "critical")  # type: ignore[arg-type]
+
+
+def _open_item(session: Any, trace_id: str) -> ReviewItem:
+    item = store_review.find(session, trace_id)
+    if item is None:
+        raise click.ClickException(f"trace {trace_id} is not in the review queue")
+    if item.status != store_review.OPEN:
+        raise click.ClickException(f"trace {trace_id}'s review item is {item.status}")
+    return item
+
+
+@review.command("label")
+@click.argument("trace_id")
+@click.option(
+    "--claim",
+    "claims",
+    multiple=True,
+    required=True,
+    metavar="INDEX=VERDICT[:critical]",
+    help=f"A claim's label ({', '.join(LABELS)}), optionally :critical or :minor (repeatable).",
+)
+@click.option("--reviewer", default="", help="Who labels (default: $USER).")
+@click.option("--note", default="", help="A note kept with the labels.")
+@json_option
+@database_option
+def review_label(
+    trace_id: str, claims: tuple[str, ...], reviewer: str, note: str, as_json: bool
+) -> None:
+    """Label the claims of a queued trace, by their index in `review queue`."""
+    who = reviewer.strip() or getpass.getuser()
+    now = datetime.now(UTC)
+    settings = load_settings()
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
+        item = _open_item(session, trace_id)
+        if who in store_review.labelled_by(session, item.id):
+            raise click.ClickException(f"{who} has already labelled trace {trace_id}")
+        held = item.lease_owner and item.lease_expires and item.lease_expires > now
+        if held and item.lease_owner != who:
+            raise click.ClickException(
+                f"trace {trace_id} is being reviewed by {item.lease_owner} until "
+                f"{item.lease_expires:%H:%M} UTC"
+            )
+        try:
+            labels = [parse_label(text, len(item.claims)) for text in claims]
+        except ValueError as exc:
+            raise click.ClickException(f"--claim {exc}") from None
+        indices = [label.index for label in labels]
+        if len(set(indices)) != len(indices):
+            raise click.ClickException("--claim names a claim twice")
+        done = store_review.label(session, item, who, labels, note, now)
+    if as_json:
+        click.echo(json.dumps({**item_json(done), "reviewer": who, "labelled": len(labels)}))
+        return
+    state = "done" if done.status == store_review.DONE else "waits for another reviewer"
+    click.echo(f"trace {trace_id}: {len(labels)} claims labelled by {who}; the item {state}")
+
+
+@review.command("skip")
+@click.argument("trace_id")
+@database_option
+def review_skip(trace_id: str) -> None:
+    """Take a trace out of the review queue (it cannot be reviewed)."""
+    settings = load_settings()
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
+        store_review.skip(session, _open_item(session, trace_id))
+    click.echo(f"trace {trace_id} skipped")
+
+
+@review.command("agreement")
+@json_option
+@database_option
+def review_agreement(as_json: bool) -> None:
+    """How each judge configuration agrees with the reviewers (κ, balanced accuracy, false
+    acceptance and rejection with 95% intervals, weighted for how the queue sampled)."""
+    from ..review.agreement import agreement
+
+    settings = load_settings()
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
+        items = store_review.reviewed(session)
+    figures = agreement(items, settings.drift_dimensions)
+    if as_json:
+        click.echo(json.dumps(figures, indent=2))
+        return
+    if not figures["judges"]:
+        click.echo("no reviewed items yet")
+        return
+    for judge in figures["judges"]:
+        click.echo(judge["judge"])
+        for level in ("claim_level", "answer_level"):
+            f = judge[level]
+            click.echo(
+                f"  {level.replace('_', ' ')}: kappa {_num(f['kappa'])} {f['ci95'] or ''}, "
+                f"balanced accuracy {_num(f['balanced_accuracy'])}, n {f['n']}; false "
+                f"acceptance {_num(f['false_acceptance']['rate'])}, false rejection "
+                f"{_num(f['false_rejection']['rate'])}"
+            )
+    people = figures["reviewers"]
+    click.echo(f"between reviewers: kappa {_num(people['kappa'])} over {people['n']} claims")
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+@review.command("calibrate")
+@json_option
+@database_option
+def review_calibrate(as_json: bool) -> None:
+    """For each judge and segment, the score threshold with the lowest false acceptance
+    under FAITHMON_REVIEW_MAX_FALSE_REJECTION, with its guard band; stored, versioned."""
+    from ..review.calibrate import answer_points, by_segment, calibrate, dataset_version
+
+    settings = load_settings()
+    now = datetime.now(UTC)
+    results = []
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
+        items = store_review.reviewed(session)
+        for judge in sorted({i.judge for i in items}):
+            mine = [i for i in items if i.judge == judge]
+            version = dataset_version(mine)
+            for segment, members in sorted(by_segment(mine, settings.drift_dimensions).items()):
+                found = calibrate(
+                    answer_points(members),
+                    settings.review_max_false_rejection,
+                    settings.review_guard_band,
+                )
+                if found is None:
+                    continue
+                store_review.save_threshold(session, judge, segment, found, version, now)
+                results.append({"judge": judge, "segment": segment or "overall", **_t(found)})
+                results[-1]["dataset_version"] = version
+    if as_json:
+        click.echo(json.dumps({"thresholds": results}, indent=2))
+        return
+    if not results:
+        click.echo("no reviewed answers with a score yet")
+    for r in results:
+        click.echo(
+            f"{r['judge']} {r['segment']}: threshold {r['threshold']} (review "
+            f"{r['guard_low']}-{r['guard_high']}); {r['rationale']}"
+        )
+
+
+def _t(found: Any) -> dict[str, Any]:
+    keys = ("threshold", "guard_low", "guard_high", "false_acceptance", "false_rejection")
+    return {**{k: getattr(found, k) for k in keys}, "n": found.n, "rationale": found.rationale}
+
+
+@review.command("export")
+@click.option("--sentinel", "sentinel_name", default=None, help="Add as a new version of this set.")
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["sentinel", "ragas", "deepeval"]),
+    default="sentinel",
+    show_default=True,
+    help="sentinel: faithmon's JSONL; ragas, deepeval: those tools' dataset fields.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File.")
+@database_option
+def review_export(sentinel_name: str | None, form: str, output: str | None) -> None:
+    """Reviewed cases (scrubbed, as stored) as a sentinel set or an evaluation dataset;
+    an answer whose reviewers disagree is left out."""
+    from ..drift import sentinels
+    from ..review.export import row
+    from ..store import sentinels as store_sentinels
+
+    if sentinel_name is not None and form != "sentinel":
+        raise click.UsageError("--sentinel needs --format sentinel")
+    settings = load_settings()
+    with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
+        rows = [
+            r
+            for r in (row(rec, item, form) for rec, item in store_review.reviewed_cases(session))
+            if r
+        ]
+        if not rows:
+            raise click.ClickException("no reviewed cases to export")
+        added = None
+        if sentinel_name is not None:
+            base = store_sentinels.latest_sets(session, sentinel_name)
+            known = {c.id: c for c in (base[0][3] if base else [])}
+            lines = [json.dumps(r, ensure_ascii=False) for r in rows]
+            for case in sentinels.parse_cases(lines):
+                known[case.id] = case
+            merged = list(known.values())
+            version = sentinels.version(merged)
+            added = store_sentinels.add_set(session, sentinel_name, version, merged)
+            rows = [sentinels.case_json(c) for c in merged]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+    if sentinel_name is not None:
+        state = "added" if added else "already present"
+        click.echo(
+            f"sentinel set {sentinel_name} version {version}: {len(rows)} cases, {state}", err=True
+        )

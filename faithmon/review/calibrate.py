@@ -1,0 +1,115 @@
+"""Score thresholds calibrated on reviewed answers: for a segment, the lowest false
+acceptance the judge's strict score allows while false rejection stays within a bound,
+and a guard band around the threshold where answers go to review instead of a verdict.
+
+An answer *passes* at threshold ``t`` when its score is at least ``t``. Candidates are the
+scores seen, plus one above every score (pass nothing). Among the candidates whose
+weighted false rejection is at most ``max_false_rejection``, the one with the lowest
+weighted false acceptance wins, ties going to the lower threshold (fewer rejections). The
+weights are the inverse inclusion probabilities, as in :mod:`.agreement`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+
+from ..model.review import Reviewed, Threshold
+
+ABOVE_ALL = 1.0001
+"""The threshold that passes no answer (every score is at most 1)."""
+
+Point = tuple[float, bool, float]
+"""(judge score, reviewers passed the answer, weight)."""
+
+
+def _rates(points: Sequence[Point], t: float) -> tuple[float | None, float | None]:
+    failed = sum(w for _, human, w in points if not human)
+    passed = sum(w for _, human, w in points if human)
+    accepted = sum(w for score, human, w in points if not human and score >= t)
+    rejected = sum(w for score, human, w in points if human and score < t)
+    fa = accepted / failed if failed > 0 else None
+    fr = rejected / passed if passed > 0 else None
+    return fa, fr
+
+
+def calibrate(
+    points: Sequence[Point], max_false_rejection: float, guard: float
+) -> Threshold | None:
+    """The threshold for ``points`` (None without any), and why it was chosen."""
+    if not points:
+        return None
+    candidates = [*sorted({score for score, _, _ in points}), ABOVE_ALL]
+    best: tuple[float, float, float] | None = None  # (fa, t, fr)
+    for t in candidates:
+        fa, fr = _rates(points, t)
+        if fr is not None and fr > max_false_rejection:
+            continue
+        key = (fa if fa is not None else 0.0, t, fr if fr is not None else 0.0)
+        if best is None or key[0] < best[0] or (key[0] == best[0] and t < best[1]):
+            best = key
+    if best is None:
+        # Even passing every answer rejects too many: the bound cannot hold; pass all.
+        t = candidates[0]
+        fa, fr = _rates(points, t)
+        why = (
+            f"no threshold keeps false rejection within {max_false_rejection:.0%}; "
+            "the lowest score passes everything"
+        )
+    else:
+        fa, t, fr = best
+        fa, fr = _rates(points, t)
+        why = (
+            f"lowest false acceptance ({_pct(fa)}) with false rejection {_pct(fr)} "
+            f"within {max_false_rejection:.0%}, over {len(points)} reviewed answers"
+        )
+    return Threshold(
+        threshold=round(t, 4),
+        guard_low=round(max(0.0, t - guard), 4),
+        guard_high=round(min(1.0, t + guard), 4),
+        false_acceptance=None if fa is None else round(fa, 4),
+        false_rejection=None if fr is None else round(fr, 4),
+        n=len(points),
+        rationale=why,
+    )
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def answer_points(items: Iterable[Reviewed]) -> list[Point]:
+    """(score, reviewers passed it, weight) of each reviewed answer with a score."""
+    points = []
+    for item in items:
+        labels = item.first()
+        if item.score is not None and labels:
+            human = all(v == "supported" for v in labels.values())
+            points.append((item.score, human, item.weight))
+    return points
+
+
+def by_segment(items: Sequence[Reviewed], dimensions: Sequence[str]) -> dict[str, list[Reviewed]]:
+    """The items of each segment ("" is overall; then ``name=value`` per dimension)."""
+    groups: dict[str, list[Reviewed]] = {"": list(items)}
+    for item in items:
+        for name in dimensions:
+            value = item.segment.get(name)
+            if value:
+                groups.setdefault(f"{name}={value}", []).append(item)
+    return groups
+
+
+def dataset_version(items: Iterable[Reviewed]) -> str:
+    """A digest of the labels a calibration read: the same labels, the same version."""
+    text = json.dumps(
+        sorted(
+            [item.trace_id, reviewer, index, label]
+            for item in items
+            for reviewer, labels in item.labels.items()
+            for index, label in labels.items()
+        ),
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,116 @@
+"""The review queue on a real store (SQLite and PostgreSQL): the worker's job queues what the
+policy picks, once per evaluation; leases give an item to one reviewer at a time and never
+back to someone who labelled it; a tenant sees only its own items."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from faithmon.jobs import score_pending
+from faithmon.jobs.review import fill_queue
+from faithmon.judge import OfflineJudge
+from faithmon.model import Chunk, RagRecord
+from faithmon.model.review import ClaimLabel
+from faithmon.review.queue import QueuePolicy
+from faithmon.store import records as store_records
+from faithmon.store import review as store_review
+from tests.timing import days_ago
+
+T0 = days_ago(1)
+CONTEXT = "Order A17 shipped on 3 March by courier."
+JUDGE = OfflineJudge()
+EVERYTHING = QueuePolicy(sample_rate=1.0, double_share=0.0)
+
+
+def records(tenants: list[str | None], bad: bool = False) -> list[RagRecord]:
+    answer = CONTEXT + (" It arrives tomorrow by drone." if bad else "")
+    return [
+        RagRecord(
+            trace_id=f"{n + 1 + (500 if bad else 0):032x}",
+            question="Where is order A17?",
+            answer=answer,
+            chunks=(Chunk(0, CONTEXT),),
+            labels={"model": "m1", **({"tenant": t} if t else {})},
+            started_at=T0 + timedelta(minutes=n),
+        )
+        for n, t in enumerate(tenants)
+    ]
+
+
+def scored(sessions: sessionmaker[Session], batch: list[RagRecord]) -> None:
+    with sessions.begin() as session:
+        store_records.save_records(session, batch)
+    score_pending(sessions, JUDGE)
+
+
+def test_the_queue_is_filled_once_most_urgent_first(sessions: sessionmaker[Session]) -> None:
+    """Every evaluation once (a second run adds nothing); unsupported answers first."""
+    scored(sessions, records([None, None]) + records([None], bad=True))
+    assert fill_queue(sessions, JUDGE.name, EVERYTHING) == 3
+    assert fill_queue(sessions, JUDGE.name, EVERYTHING) == 0
+    with sessions() as session:
+        items = store_review.queue(session)
+    assert [i.reason for i in items] == ["low_score", "high_score", "high_score"]
+    assert all(i.inclusion_probability == 1.0 and i.claims for i in items)
+    assert [c.index for c in items[0].claims] == list(range(len(items[0].claims)))
+    assert {c.verdict for c in items[0].claims} >= {"supported", "unsupported"}
+
+
+def test_leases_give_an_item_to_one_reviewer_at_a_time(sessions: sessionmaker[Session]) -> None:
+    """ann and bo lease different items; once ann labels hers it is done and nobody gets it;
+    an expired lease frees an item; a double-review item goes to two different people."""
+    scored(sessions, records([None, None]))
+    fill_queue(sessions, JUDGE.name, EVERYTHING)
+    now = datetime.now(UTC)
+    with sessions.begin() as session:
+        ann = store_review.lease_next(session, "ann", now)
+    with sessions.begin() as session:
+        bo = store_review.lease_next(session, "bo", now)
+    with sessions.begin() as session:
+        cy = store_review.lease_next(session, "cy", now)
+    assert ann is not None and bo is not None and ann.id != bo.id and cy is None
+    with sessions.begin() as session:
+        store_review.label(session, ann, "ann", [ClaimLabel(0, "supported")], "", now)
+    later = now + timedelta(hours=1)
+    with sessions.begin() as session:
+        freed = store_review.lease_next(session, "cy", later)
+    assert freed is not None and freed.id == bo.id  # bo's lease ran out; ann's item is done
+
+    scored(sessions, records([None], bad=True))
+    fill_queue(sessions, JUDGE.name, QueuePolicy(sample_rate=1.0, double_share=1.0))
+    with sessions.begin() as session:
+        first = store_review.lease_next(session, "ann", later)
+        assert first is not None and first.reviews_wanted == 2
+        store_review.label(session, first, "ann", [ClaimLabel(0, "supported")], "", later)
+    with sessions.begin() as session:
+        again = store_review.lease_next(session, "ann", later)
+        second = store_review.lease_next(session, "dee", later)
+    assert again is None or again.id != first.id
+    assert second is not None and second.id == first.id
+    with sessions.begin() as session:
+        done = store_review.label(session, second, "dee", [ClaimLabel(0, "unsupported")], "", later)
+    assert done.status == "done"
+    with sessions() as session:
+        assert store_review.labelled_by(session, first.id) == ["ann", "dee"]
+        (reviewed,) = [r for r in store_review.reviewed(session) if r.trace_id == first.trace_id]
+    assert list(reviewed.labels) == ["ann", "dee"] and reviewed.labels["dee"] == {0: "unsupported"}
+
+
+def test_a_tenant_sees_only_its_own_items(sessions: sessionmaker[Session]) -> None:
+    """acme's reviewer neither lists nor leases globex's items, nor reads their labels."""
+    scored(sessions, records(["acme", "globex", "globex"]))
+    fill_queue(sessions, JUDGE.name, EVERYTHING)
+    now = datetime.now(UTC)
+    with sessions.begin() as session:
+        assert {i.tenant for i in store_review.queue(session, "acme")} == {"acme"}
+        mine = store_review.lease_next(session, "ann", now, tenant="acme")
+        assert mine is not None and mine.tenant == "acme"
+        store_review.label(session, mine, "ann", [ClaimLabel(0, "supported")], "", now)
+        assert store_review.lease_next(session, "ann2", now, tenant="acme") is None
+        theirs = store_review.lease_next(session, "gil", now, tenant="globex")
+        assert theirs is not None and theirs.tenant == "globex"
+        assert store_review.find(session, mine.trace_id, tenant="globex") is None
+        assert [r.trace_id for r in store_review.reviewed(session, "globex")] == []
+        assert [r.trace_id for r in store_review.reviewed(session, "acme")] == [mine.trace_id]
