@@ -342,6 +342,12 @@ class Settings:
     review_guard_band: float = _setting(
         "FAITHMON_REVIEW_GUARD_BAND", "0.05", _rate,
         "Half-width of the score band around a threshold whose answers go to review")
+    review_min_kappa: float = _setting(
+        "FAITHMON_REVIEW_MIN_KAPPA", "0.4", _rate,
+        "Judge-vs-reviewer kappa (answer level) under which judge_disagreement fires")
+    review_min_labels: int = _setting(
+        "FAITHMON_REVIEW_MIN_LABELS", "30", _positive_int,
+        "Reviewed answers of a judge configuration that kappa needs before it can alert")
     telemetry_endpoint: str = _setting(
         "FAITHMON_TELEMETRY_ENDPOINT", "", str,
         "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)")

@@ -221,8 +221,13 @@ def describe(alert: Alert) -> str:
 
 
 def _health(d: Mapping[str, Any]) -> str:
-    """The words of faithmon's own failures (judge_error, ingest_error)."""
+    """The words of faithmon's own failures (judge_error, ingest_error, judge_disagreement)."""
     cause = d.get("cause")
+    if "kappa" in d and "answers" in d:
+        return (
+            f": the judge agrees with reviewers at kappa {d['kappa']} over {d['answers']}"
+            f" reviewed answers (bound {d.get('bound')})"
+        )
     if cause == "error_rate":
         return (
             f": {d.get('errors')} of the judge's last {d.get('evaluations')} evaluations failed"

@@ -54,6 +54,7 @@ KINDS = (
     "no_data",
     "judge_error",
     "ingest_error",
+    "judge_disagreement",
 )
 SEVERITIES = ("info", "warning", "critical")
 SINK_TYPES = ("webhook", "slack", "alertmanager", "email", "log")

@@ -161,6 +161,8 @@ SAMPLE_DETAILS: dict[str, dict[str, Any]] = {
 SAMPLE_SEGMENTS: dict[str, dict[str, str]] = {
     "judge_drift": {"judge": "openai:gpt-4o-mini", "sentinel": "starter"},
     "judge_error": {"judge": "openai:gpt-4o-mini"},
+    "judge_disagreement": {"judge": "openai:gpt-4o-mini"},
+    "ingest_error": {"receiver": "receiver-1:4318"},
 }
 
 

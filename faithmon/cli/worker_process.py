@@ -109,6 +109,14 @@ def _run(
             run = jobs.check_drift(sessions, judge.name, config, sinks, policy=policy, floor=floor)
             # The monitor's own failures (judge errors, receivers not saving): their own kinds.
             health.check_health(sessions, judge.name, bounds, sinks, policy=policy)
+            review.check_disagreement(
+                sessions,
+                judge.name,
+                settings.review_min_kappa,
+                settings.review_min_labels,
+                sinks,
+                policy=policy,
+            )
             now = datetime.now(UTC)
             silences.notify_after_silences(sessions, told, last_drift[0], now)
             last_drift[0] = now

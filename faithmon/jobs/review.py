@@ -1,15 +1,20 @@
-"""The review queue's job: read the evaluations made since the last run and queue those
-the policy picks (:mod:`faithmon.review.queue`), per tenant, with their reason, priority
-and inclusion probability. Runs after scoring; idempotent (one item per evaluation)."""
+"""The review loop's jobs: read the evaluations made since the last run and queue those the
+policy picks (:mod:`faithmon.review.queue`), per tenant, with their reason, priority and
+inclusion probability (after scoring; idempotent, one item per evaluation); and raise
+``judge_disagreement`` when the reviewers' labels say the judge disagrees with them."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from ..alerts import Policy, deliver, reconcile, to_tell
+from ..model import Alert, AlertSink
+from ..review.alerting import RULE, disagreement_signal
 from ..review.queue import QueuePolicy, pick
 from ..store import Sessions
+from ..store import alerts as store_alerts
 from ..store import review as store_review
 
 logger = logging.getLogger(__name__)
@@ -48,3 +53,28 @@ def fill_queue(
     if added:
         logger.info("faithmon: %d evaluations queued for review", added)
     return added
+
+
+def check_disagreement(
+    sessions: Sessions,
+    judge_name: str,
+    min_kappa: float,
+    min_labels: int,
+    sinks: Sequence[AlertSink] = (),
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    policy: Policy | None = None,
+) -> list[Alert]:
+    """Raise or resolve ``judge_disagreement`` for the judge from the reviewers' labels."""
+    policy = policy or Policy()
+    clock = now()
+    with sessions() as session, session.begin():
+        signal = disagreement_signal(
+            judge_name, store_review.reviewed(session), min_kappa, min_labels
+        )
+        open_alerts = store_alerts.open_alerts(session, RULE)
+        resolved = store_alerts.resolved_alerts(session, [RULE], since=clock - policy.cooldown)
+        changed = store_alerts.save_alerts(
+            session, reconcile(open_alerts, [signal], clock, policy, resolved)
+        )
+    deliver(sinks, to_tell(changed))
+    return changed

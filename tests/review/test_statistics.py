@@ -3,6 +3,8 @@ including the correction for how the queue sampled (weights 1 / inclusion probab
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from faithmon.judge.offline import OfflineJudge
@@ -12,6 +14,9 @@ from faithmon.model.review import Reviewed
 from faithmon.review.agreement import agreement, binary, cohen_kappa, wilson
 from faithmon.review.calibrate import ABOVE_ALL, calibrate
 from faithmon.review.queue import QueuePolicy, pick
+from tests.timing import days_ago
+
+T = days_ago(1)
 
 
 def item(judge: str, human: str, p: float, segment: str = "m1") -> Reviewed:
@@ -143,3 +148,29 @@ def test_the_queue_picks_by_stratum() -> None:
     chosen = [p for p in picked if p is not None]
     assert 150 < len(chosen) < 250 and all(p.inclusion_probability == 0.1 for p in chosen)
     assert picked == [pick(f"{n:032x}", judgement("supported"), shares) for n in range(2000)]
+
+
+def test_disagreement_fires_under_the_bound_with_the_worst_examples() -> None:
+    """κ 0.4 over 4 answers: under a 0.5 bound with 4 labels it fires, the false
+    acceptance first; with a minimum of 5 answers, or a bound of 0.3, it does not."""
+    from faithmon.alerts.lifecycle import describe
+    from faithmon.model import Alert
+    from faithmon.review.alerting import disagreement_signal
+
+    items = [replace(i, trace_id=f"t{n}") for n, i in enumerate(FIXTURE)]
+    signal = disagreement_signal("j", items, min_kappa=0.5, min_labels=4)
+    assert signal.level == "firing" and signal.segment == {"judge": "j"}
+    assert signal.details["kappa"] == 0.4 and signal.details["answers"] == 4
+    (example,) = signal.details["examples"]
+    assert example == {
+        "trace_id": "t1",
+        "kind": "false_acceptance",
+        "claims": [{"index": 0, "judge": "supported", "reviewer": "contradicted"}],
+    }
+    assert disagreement_signal("j", items, 0.5, 5).level == "ok"
+    assert disagreement_signal("j", items, 0.3, 4).level == "ok"
+    assert disagreement_signal("other", items, 0.5, 4).level == "ok"
+    alert = Alert(
+        "judge_disagreement", {"judge": "j"}, "firing", "warning", T, T, details=signal.details
+    )
+    assert "kappa 0.4 over 4 reviewed answers" in describe(alert)
