@@ -16,6 +16,7 @@ from ..alerts import ListSink, describe
 from ..cli import wiring
 from ..config import Settings
 from ..ingest.processor import PipelineSpanProcessor
+from ..jobs.review import fill_queue
 from ..judge import OfflineJudge
 from ..model import Judge, segment_key
 from ..model.standing import ProofFloor
@@ -107,6 +108,8 @@ def _run(
     finally:
         fm.shutdown()
     _judge_drift(sessions, judge, sink, out, wiring.proof_floor(settings))
+    # What the worker does after scoring: a sample of the answers goes to people.
+    queued = fill_queue(sessions, judge.name, wiring.review_policy(settings))
 
     with sessions() as session:
         counts = stored_records.counts_by_status(session)
@@ -130,7 +133,8 @@ def _run(
     out.write(
         f"\nfinished in {time.perf_counter() - started:.1f}s. Look inside with "
         f"`faithmon traces list --database-url {shown}` and "
-        f"`faithmon alerts list --database-url {shown}`\n"
+        f"`faithmon alerts list --database-url {shown}`; {queued} answers wait for people in "
+        f"`faithmon review queue --database-url {shown}`\n"
     )
     return len(firing)
 
