@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
@@ -18,6 +16,7 @@ from faithmon.alerts.routing import Router
 from faithmon.alerts.rules import Route
 from faithmon.alerts.sinks import AlertmanagerSink, EmailSink, LogSink
 from faithmon.model import AlertGroup
+from tests.alerts.smtp import smtp_inbox
 from tests.alerts.test_rules_routing import ALERT
 from tests.alerts.test_sinks import serving
 
@@ -44,27 +43,9 @@ def test_alertmanager_gets_the_group_in_one_request() -> None:
 
 def test_one_email_lists_the_group() -> None:
     """One message whose subject counts the alerts by state and names the group."""
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
-    class Inbox(Message):
-        def __init__(self) -> None:
-            super().__init__()
-            self.messages: list[Any] = []
-
-        def handle_message(self, message: Any) -> None:
-            self.messages.append(message)
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    inbox = Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        EmailSink("127.0.0.1", port, "faithmon@localhost", ["oncall@example.org"]).send_group(GROUP)
-    finally:
-        controller.stop()
+    with smtp_inbox() as inbox:
+        sink = EmailSink("127.0.0.1", inbox.port, "faithmon@localhost", ["oncall@example.org"])
+        sink.send_group(GROUP)
     (message,) = inbox.messages
     assert message["Subject"] == "[faithmon] 2 alerts (1 firing, 1 resolved) for tenant=acme"
     body = message.get_payload(decode=True).decode()

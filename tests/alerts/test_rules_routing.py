@@ -8,7 +8,6 @@ import logging
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -231,35 +230,16 @@ def test_a_refused_url_at_build_names_the_file_and_sink(tmp_path: Path) -> None:
 def test_an_email_route_carries_the_summary_as_its_subject(tmp_path: Path) -> None:
     """An e-mail sink from the file reaches aiosmtpd on 127.0.0.1; the subject is the summary
     on one line, whatever newlines the template wrote."""
-    import socket
+    from tests.alerts.smtp import smtp_inbox
 
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
-    class Inbox(Message):
-        def __init__(self) -> None:
-            super().__init__()
-            self.messages: list[Any] = []
-
-        def handle_message(self, message: Any) -> None:
-            self.messages.append(message)
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     path = tmp_path / "rules.toml"
-    path.write_text(
-        f'[sinks.mail]\ntype = "email"\nhost = "127.0.0.1"\nport = {port}\n'
-        'to = ["oncall@example.org"]\n[[routes]]\nsinks = ["mail"]\n'
-        '[rules.faithfulness_drift]\nsummary = "{{ segment }}\\nis drifting"\n'
-    )
-    inbox = Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
+    with smtp_inbox() as inbox:
+        path.write_text(
+            f'[sinks.mail]\ntype = "email"\nhost = "127.0.0.1"\nport = {inbox.port}\n'
+            'to = ["oncall@example.org"]\n[[routes]]\nsinks = ["mail"]\n'
+            '[rules.faithfulness_drift]\nsummary = "{{ segment }}\\nis drifting"\n'
+        )
         build_router(load(path, {}), SinkOptions()).send(ALERT)
-    finally:
-        controller.stop()
     (message,) = inbox.messages
     assert message["Subject"] == "[faithmon] model=gpt-4o,route=/ask,tenant=acme is drifting"
     assert "summary: model=gpt-4o" in message.get_payload(decode=True).decode()

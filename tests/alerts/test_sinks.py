@@ -159,31 +159,12 @@ def test_alertmanager_gets_labels_and_times(receiver: Receiver) -> None:
 
 def test_email_reaches_a_real_smtp_server() -> None:
     """An alert e-mail goes over SMTP to aiosmtpd on 127.0.0.1 with the alert in it."""
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
     from faithmon.alerts.sinks import EmailSink
+    from tests.alerts.smtp import smtp_inbox
 
-    class Inbox(Message):
-        def __init__(self) -> None:
-            super().__init__()
-            self.messages: list[object] = []
-
-        def handle_message(self, message: object) -> None:
-            self.messages.append(message)
-
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    inbox = Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        EmailSink("127.0.0.1", port, "faithmon@example.org", ["oncall@example.org"]).send(ALERT)
-    finally:
-        controller.stop()
+    with smtp_inbox() as inbox:
+        sink = EmailSink("127.0.0.1", inbox.port, "faithmon@example.org", ["oncall@example.org"])
+        sink.send(ALERT)
     [message] = inbox.messages
     assert message["To"] == "oncall@example.org"  # type: ignore[index]
     assert "model=m2" in message["Subject"]  # type: ignore[index]
