@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..model.review import LABELS, ClaimLabel, ReviewItem
+from ..model.review import LABELS, ClaimLabel, ReviewItem, item_json
 from ..store import review as store_review
 from . import wiring
 from ._common import database_option, json_option, limit_option, load_settings
@@ -20,33 +20,6 @@ from ._common import database_option, json_option, limit_option, load_settings
 @click.group()
 def review() -> None:
     """The review loop: label claims, measure the judge, calibrate thresholds."""
-
-
-def item_json(item: ReviewItem) -> dict[str, Any]:
-    """An item as `review queue --json` and the read API print it."""
-    return {
-        "trace_id": item.trace_id,
-        "tenant": item.tenant,
-        "judge": item.judge,
-        "reason": item.reason,
-        "priority": item.priority,
-        "inclusion_probability": item.inclusion_probability,
-        "reviews_wanted": item.reviews_wanted,
-        "reviews_done": item.reviews_done,
-        "status": item.status,
-        "created_at": item.created_at.isoformat(),
-        "claims": [
-            {
-                "index": c.index,
-                "text": c.text,
-                "verdict": c.verdict,
-                "chunk": c.chunk,
-                "quote": c.quote,
-                "critical": c.critical,
-            }
-            for c in item.claims
-        ],
-    }
 
 
 @review.command("queue")

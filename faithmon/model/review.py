@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 Label = Literal["supported", "unsupported", "contradicted", "not_verifiable"]
 LABELS: tuple[str, ...] = ("supported", "unsupported", "contradicted", "not_verifiable")
@@ -86,3 +86,30 @@ class Threshold:
     false_rejection: float | None
     n: int
     rationale: str
+
+
+def item_json(item: ReviewItem) -> dict[str, Any]:
+    """An item as ``faithmon review queue --json`` and the read API show it."""
+    return {
+        "trace_id": item.trace_id,
+        "tenant": item.tenant,
+        "judge": item.judge,
+        "reason": item.reason,
+        "priority": item.priority,
+        "inclusion_probability": item.inclusion_probability,
+        "reviews_wanted": item.reviews_wanted,
+        "reviews_done": item.reviews_done,
+        "status": item.status,
+        "created_at": item.created_at.isoformat(),
+        "claims": [
+            {
+                "index": c.index,
+                "text": c.text,
+                "verdict": c.verdict,
+                "chunk": c.chunk,
+                "quote": c.quote,
+                "critical": c.critical,
+            }
+            for c in item.claims
+        ],
+    }

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import Select, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..model import Judgement, RagRecord
@@ -151,33 +151,45 @@ def queue(
     return [_item(item, evaluation) for item, evaluation in rows]
 
 
+def _free(reviewer: str, now: datetime) -> ColumnElement[bool]:
+    return and_(
+        ReviewItemRow.status == OPEN,
+        or_(
+            ReviewItemRow.lease_expires.is_(None),
+            ReviewItemRow.lease_expires <= now,
+            ReviewItemRow.lease_owner == reviewer,
+        ),
+    )
+
+
 def lease_next(
     session: Session, reviewer: str, now: datetime, seconds: int = 900, tenant: str | None = None
 ) -> ReviewItem | None:
-    """Lease the most urgent open item that nobody holds and ``reviewer`` has not labelled;
-    on PostgreSQL, workers skip rows another transaction is leasing."""
+    """Lease the most urgent open item that nobody holds and ``reviewer`` has not labelled.
+
+    The lease is a conditional update (taken only if the item is still free), so two
+    reviewers racing for one item, in one process or two, never both get it; on
+    PostgreSQL the candidates another transaction is leasing are skipped besides."""
     query = _of(
         select(ReviewItemRow, EvaluationRow)
         .join(EvaluationRow, EvaluationRow.id == ReviewItemRow.evaluation_id)
-        .where(
-            ReviewItemRow.status == OPEN,
-            or_(
-                ReviewItemRow.lease_expires.is_(None),
-                ReviewItemRow.lease_expires <= now,
-                ReviewItemRow.lease_owner == reviewer,
-            ),
-            ~_labelled_by(reviewer),  # type: ignore[operator]
-        ),
+        .where(_free(reviewer, now), ~_labelled_by(reviewer)),  # type: ignore[operator]
         tenant,
     ).order_by(ReviewItemRow.priority, ReviewItemRow.id)
     if session.get_bind().dialect.name == "postgresql":
         query = query.with_for_update(of=ReviewItemRow, skip_locked=True)
-    found = session.execute(query.limit(1)).first()
-    if found is None:
-        return None
-    item, evaluation = found
-    item.lease_owner, item.lease_expires = reviewer, now + timedelta(seconds=seconds)
-    return _item(item, evaluation)
+    until = now + timedelta(seconds=seconds)
+    for item, evaluation in session.execute(query.limit(20)).all():
+        taken = session.execute(
+            update(ReviewItemRow)
+            .where(ReviewItemRow.id == item.id, _free(reviewer, now))
+            .values(lease_owner=reviewer, lease_expires=until)
+            .execution_options(synchronize_session=False)
+        )
+        if taken.rowcount == 1:  # type: ignore[attr-defined]
+            leased = replace(_item(item, evaluation), lease_owner=reviewer, lease_expires=until)
+            return leased
+    return None
 
 
 def find(session: Session, trace_id: str, tenant: str | None = None) -> ReviewItem | None:
@@ -351,3 +363,26 @@ def latest_thresholds(session: Session, judge: str) -> dict[str, dict[str, objec
         }
         for row in rows
     }
+
+
+def item_record(session: Session, item_id: int) -> RagRecord | None:
+    """The record an item was made from (scrubbed, as stored): what its reviewer reads."""
+    row = session.scalars(
+        select(RecordRow)
+        .join(ReviewItemRow, ReviewItemRow.record_id == RecordRow.id)
+        .where(ReviewItemRow.id == item_id)
+    ).first()
+    return None if row is None else to_record(row)
+
+
+def hold(session: Session, item_id: int) -> None:
+    """Lock an item's row until the transaction ends (PostgreSQL; SQLite has one writer),
+    so two labellings of one item are decided one after the other; a :func:`find` after it
+    reads the row as the lock found it."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(
+            select(ReviewItemRow)
+            .where(ReviewItemRow.id == item_id)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )

@@ -71,6 +71,11 @@ def test_the_api_keeps_its_spec(api: Seeded, mode: GenerationMode) -> None:
         "/api/v1/documents",
         "/api/v1/sentinels",
         "/api/v1/judges",
+        "/api/v1/review/queue",
+        "/api/v1/review/next",
+        "/api/v1/review/items/{trace_id}/labels",
+        "/api/v1/review/items/{trace_id}/skip",
+        "/api/v1/review/agreement",
     }
     for operation in operations:
         checks = CONFORMANCE + ([positive_data_acceptance] if _accepts(operation, mode) else [])

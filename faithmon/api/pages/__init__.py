@@ -9,7 +9,7 @@ from ...store import Sessions
 from ..auth import KeyRing
 from ..sessions import SessionSigner
 from ..v1 import ReadOptions
-from . import judging, lists, login, overview, segments, silences, trace
+from . import judging, lists, login, overview, review, segments, silences, trace
 from .shell import static_route
 
 
@@ -29,6 +29,7 @@ def routes(
         *lists.routes(sessions),
         *judging.routes(sessions, options),
         *segments.routes(sessions, options),
+        *review.routes(sessions),
     ]
     if auth is not None:
         found += login.routes(*auth)

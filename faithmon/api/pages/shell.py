@@ -3,11 +3,13 @@ headers that keep a page from running anything a trace smuggles into it.
 
 Every value that comes from a trace is passed through ``html.escape`` by the page that
 shows it; the Content-Security-Policy is the second wall: no inline script, no script
-but ``/static/dashboard.js``, nothing from another origin.
+but the package's own (``/static/dashboard.js``, and a page's own asset such as
+``review.js``), nothing from another origin.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from importlib import resources
 
@@ -39,6 +41,7 @@ NAV = (
     ("/alerts", "Alerts"),
     ("/sentinels", "Sentinels"),
     ("/judges", "Judges"),
+    ("/review", "Review"),
 )
 
 
@@ -77,16 +80,25 @@ def page(
     here: str = "",
     status: int = 200,
     refresh: bool = True,
+    assets: Sequence[str] = (),
 ) -> Response:
-    """A whole page; ``body`` is HTML its caller built with every trace value escaped."""
+    """A whole page; ``body`` is HTML its caller built with every trace value escaped.
+    ``assets`` names the page's own stylesheets and scripts in ``/static``."""
     seconds = REFRESH_SECONDS if refresh else 0
+    own = "".join(
+        f'<link rel="stylesheet" href="/static/{name}">'
+        if name.endswith(".css")
+        else f'<script src="/static/{name}" defer></script>'
+        for name in assets
+        if name in _STATIC
+    )
     html = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)} · faithmon</title>"
         '<link rel="stylesheet" href="/static/report.css">'
         '<link rel="stylesheet" href="/static/dashboard.css">'
-        '<script src="/static/dashboard.js" defer></script></head>'
+        f'<script src="/static/dashboard.js" defer></script>{own}</head>'
         f'<body data-refresh="{seconds}">{_nav(here, grant_of(request))}'
         f"<main>{body}</main></body></html>"
     )
@@ -101,6 +113,8 @@ def not_found(request: Request, what: str) -> Response:
 _STATIC = {
     "dashboard.css": "text/css; charset=utf-8",
     "dashboard.js": "text/javascript; charset=utf-8",
+    "review.css": "text/css; charset=utf-8",
+    "review.js": "text/javascript; charset=utf-8",
 }
 
 

@@ -1,0 +1,153 @@
+"""The dashboard's review page over a real server on SQLite and PostgreSQL: trace text is
+escaped, tenants stay apart, a read-only key may look but not label, and the form works
+without the script. In Chromium a reviewer labels with the keyboard alone: the labels are
+stored, the next item loads, Escape skips, and hostile trace text stays text."""
+
+from __future__ import annotations
+
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from urllib.parse import urlencode
+
+import pytest
+from sqlalchemy import select
+
+from faithmon.store import review as store_review
+from faithmon.store.tables_review import ReviewLabelRow
+from tests.api.reviewing import HOSTILE, Served, of, serve
+
+
+@pytest.fixture
+def served(database_url: str) -> Iterator[Served]:
+    with serve(database_url) as served:
+        yield served
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def fetch(
+    served: Served, path: str, role: str, form: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """(status, HTML, Location) of a GET, or of a form post when ``form`` is given."""
+    data = urlencode(form).encode() if form is not None else None
+    headers = {"Authorization": f"Bearer {served.keys[role]}", "Accept": "text/html"}
+    if data is not None:
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+    request = urllib.request.Request(served.url + path, data, headers)
+    try:
+        with urllib.request.build_opener(_NoRedirect).open(request, timeout=30) as response:
+            return response.status, response.read().decode(), response.headers["location"] or ""
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(), error.headers["location"] or ""
+
+
+def test_the_page_escapes_trace_text_and_keeps_tenants_apart(served: Served) -> None:
+    hostile = served.traces[0]
+    status, body, _ = fetch(served, f"/review/{hostile}", "reader")
+    assert status == 200 and "<script>window" not in body and "<img src=x" not in body
+    assert body.count("&lt;script&gt;window.pwned = 1&lt;/script&gt;") >= 4  # q, chunk, a, claim
+    _, desk, _ = fetch(served, "/review", "reader")
+    assert "lacks the review scope" in desk and 'action="/review/next"' not in desk
+    assert all(t in desk for t in served.traces)
+    _, desk, _ = fetch(served, "/review", "acme")
+    assert 'action="/review/next"' in desk
+    assert [t for t in served.traces if t in desk] == of(served, "acme")
+    assert fetch(served, f"/review/{hostile}", "acme")[0] == 404  # globex's
+    assert fetch(served, "/review/next", "reader", {})[0] == 403
+    assert (
+        fetch(served, f"/review/{hostile}/labels", "reader", {"verdict-0": "supported"})[0] == 403
+    )
+
+
+def test_the_form_works_without_the_script(served: Served) -> None:
+    trace_id, then = of(served, "acme")[:2]
+    status, _, location = fetch(served, "/review/next", "acme", {})
+    assert (status, location) == (303, f"/review/{trace_id}")
+    path = f"/review/{trace_id}/labels"
+    status, body, _ = fetch(served, path, "acme", {"verdict-0": "supported", "note": "n"})
+    assert status == 422 and "claim 1 has no verdict" in body
+    assert 'value="supported" required checked' in body  # what was chosen is kept
+    form = {"verdict-0": "supported", "verdict-1": "contradicted", "critical-1": "1"}
+    status, _, location = fetch(served, path, "acme", form)
+    assert (status, location) == (303, f"/review/{then}?labelled={trace_id}")
+    status, body, _ = fetch(served, path, "acme", form)
+    assert status == 409 and f"the review item of trace {trace_id} is done" in body
+    status, _, location = fetch(served, f"/review/{then}/skip", "acme", {})
+    assert (status, location) == (303, f"/review/{of(served, 'acme')[2]}?skipped={then}")
+    with served.sessions() as session:
+        (reviewed,) = store_review.reviewed(session)
+        skipped = store_review.find(session, then)
+    assert reviewed.labels == {served.who("acme"): {0: "supported", 1: "contradicted"}}
+    assert skipped is not None and skipped.status == store_review.SKIPPED
+
+
+@pytest.mark.browser
+def test_review_with_the_keyboard_in_chromium(served: Served, chromium: str) -> None:
+    from playwright.sync_api import Request, expect, sync_playwright
+
+    elsewhere: list[str] = []
+
+    def note(request: Request) -> None:
+        if not request.url.startswith(served.url):
+            elsewhere.append(request.url)
+
+    hostile, second, third = served.traces[:3]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page()
+        page.on("request", note)
+        page.goto(served.url + "/review")
+        page.get_by_label("API key").fill(served.keys["ann"])
+        page.get_by_role("button", name="Log in").click()
+        expect(page).to_have_url(f"{served.url}/review")
+        expect(page.locator("table#queue tbody tr")).to_have_count(len(served.traces))
+
+        # From here on, the keyboard only.
+        keys = page.keyboard
+        keys.press("Enter")
+        expect(page).to_have_url(f"{served.url}/review/{hostile}")
+        expect(page.locator("fieldset.claim")).to_have_count(3)
+        expect(page.locator("p.question")).to_contain_text(HOSTILE)
+        expect(page.locator(".chunk-text").first).to_contain_text(HOSTILE)
+        expect(page.locator("fieldset.claim").nth(2)).to_contain_text(HOSTILE)
+        expect(page.locator("fieldset.claim").nth(2).locator("q.quote")).to_have_text(HOSTILE)
+        assert page.evaluate("typeof window.pwned") == "undefined"
+        assert page.locator("main img, main script").count() == 0
+
+        # Enter before every claim has a verdict: it names the first without one.
+        keys.press("s")
+        keys.press("Enter")
+        expect(page.locator("#review-status")).to_contain_text("claim 1 has no verdict")
+        expect(page.locator("fieldset.claim.selected")).to_have_id("claim-1")
+        for key in ("u", "x", "j", "n", "ArrowUp", "ArrowDown", "c"):
+            keys.press(key)
+        expect(page.locator("fieldset.claim.selected")).to_have_id("claim-2")
+        expect(page.locator("input[name=critical-1]")).to_be_checked()
+        expect(page.locator('input[name=verdict-2][value="contradicted"]')).to_be_checked()
+        keys.press("Enter")
+        expect(page).to_have_url(f"{served.url}/review/{second}?labelled={hostile}")
+        expect(page.locator(".notice")).to_contain_text(f"Labelled trace {hostile}.")
+        with served.sessions() as session:
+            (reviewed,) = store_review.reviewed(session)
+            critical = session.scalars(
+                select(ReviewLabelRow.claim_index).where(ReviewLabelRow.critical)
+            ).all()
+        assert reviewed.trace_id == hostile
+        assert reviewed.labels == {
+            served.who("ann"): {0: "supported", 1: "unsupported", 2: "contradicted"}
+        }
+        assert critical == [1]
+
+        # Escape skips the item, and the next one loads.
+        keys.press("Escape")
+        expect(page).to_have_url(re.compile(re.escape(f"/review/{third}?skipped={second}") + "$"))
+        with served.sessions() as session:
+            skipped = store_review.find(session, second)
+        assert skipped is not None and skipped.status == store_review.SKIPPED
+        browser.close()
+    assert elsewhere == []
