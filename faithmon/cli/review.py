@@ -173,17 +173,22 @@ def _num(value: float | None) -> str:
 @json_option
 @database_option
 def review_calibrate(as_json: bool) -> None:
-    """For each judge and segment, the score threshold with the lowest false acceptance
-    under FAITHMON_REVIEW_MAX_FALSE_REJECTION, with its guard band; stored, versioned."""
-    from ..review.calibrate import answer_points, by_segment, calibrate, dataset_version
+    """For each judge configuration and segment, the score threshold with the lowest false
+    acceptance under FAITHMON_REVIEW_MAX_FALSE_REJECTION, with its guard band; stored,
+    versioned. A configuration is calibrated on every reviewed answer it has scored (so a
+    new one, once the reviewed traces are rescored); thresholds of other configurations
+    than the current judge are listed as stale."""
+    from ..review.calibrate import answer_points, by_segment, calibrate, dataset_version, rescored
+    from ..store import review_thresholds as thresholds
 
     settings = load_settings()
+    current = wiring.make_judge(settings).name
     now = datetime.now(UTC)
     results = []
     with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
         items = store_review.reviewed(session)
-        for judge in sorted({i.judge for i in items}):
-            mine = [i for i in items if i.judge == judge]
+        scores = thresholds.scores_by_trace(session, [i.trace_id for i in items])
+        for judge, mine in rescored(items, scores).items():
             version = dataset_version(mine)
             for segment, members in sorted(by_segment(mine, settings.drift_dimensions).items()):
                 found = calibrate(
@@ -193,11 +198,17 @@ def review_calibrate(as_json: bool) -> None:
                 )
                 if found is None:
                     continue
-                store_review.save_threshold(session, judge, segment, found, version, now)
+                thresholds.save_threshold(session, judge, segment, found, version, now)
                 results.append({"judge": judge, "segment": segment or "overall", **_t(found)})
                 results[-1]["dataset_version"] = version
+        stale = [
+            {"judge": judge, "segment": segment or "overall", **kept}
+            for judge, by_segment_kept in thresholds.latest_of_every_judge(session).items()
+            if judge != current
+            for segment, kept in by_segment_kept.items()
+        ]
     if as_json:
-        click.echo(json.dumps({"thresholds": results}, indent=2))
+        click.echo(json.dumps({"judge": current, "thresholds": results, "stale": stale}, indent=2))
         return
     if not results:
         click.echo("no reviewed answers with a score yet")
@@ -206,6 +217,8 @@ def review_calibrate(as_json: bool) -> None:
             f"{r['judge']} {r['segment']}: threshold {r['threshold']} (review "
             f"{r['guard_low']}-{r['guard_high']}); {r['rationale']}"
         )
+    for r in stale:
+        click.echo(f"stale (not the current judge): {r['judge']} {r['segment']}")
 
 
 def _t(found: Any) -> dict[str, Any]:

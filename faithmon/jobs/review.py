@@ -13,7 +13,7 @@ from ..alerts import Policy, deliver, reconcile, to_tell
 from ..model import Alert, AlertSink
 from ..review.alerting import RULE, disagreement_signal
 from ..review.queue import QueuePolicy, pick
-from ..store import Sessions
+from ..store import Sessions, review_thresholds
 from ..store import alerts as store_alerts
 from ..store import review as store_review
 
@@ -34,8 +34,11 @@ def fill_queue(
             scored = store_review.new_evaluations(session, judge_name, batch)
             if not scored:
                 break
+            # The overall threshold in use for this judge: its guard band goes to people.
+            kept = review_thresholds.latest_thresholds(session, judge_name).get("")
+            band = (float(kept["guard_low"]), float(kept["guard_high"])) if kept else None  # type: ignore[arg-type]
             for one in scored:
-                chosen = pick(one.trace_id, one.judgement, policy)
+                chosen = pick(one.trace_id, one.judgement, policy, band)
                 if chosen is not None:
                     store_review.add_item(
                         session,

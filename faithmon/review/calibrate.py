@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from ..model.review import Reviewed, Threshold
 
@@ -113,3 +114,21 @@ def dataset_version(items: Iterable[Reviewed]) -> str:
         separators=(",", ":"),
     )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def rescored(
+    items: Sequence[Reviewed], scores: Mapping[str, Mapping[str, float]]
+) -> dict[str, list[Reviewed]]:
+    """Per judge configuration, the reviewed answers it has scored, each with its own
+    score: the people's verdict on an answer holds whichever judge scored it, so a new
+    configuration is calibrated once the reviewed traces are rescored."""
+    out: dict[str, list[Reviewed]] = {}
+    for judge, by_trace in sorted(scores.items()):
+        mine = [
+            replace(item, judge=judge, score=by_trace[item.trace_id])
+            for item in items
+            if item.trace_id in by_trace
+        ]
+        if mine:
+            out[judge] = mine
+    return out

@@ -6,6 +6,7 @@ Every scored evaluation falls in one stratum, the first that applies:
 | --- | --- | --- | --- |
 | ``critical`` | a critical claim is not supported | 1 | 0 |
 | ``cascade_overruled`` | the LLM settled a claim against the offline judge's lean | 1 | 1 |
+| ``guard_band`` | the score is inside the guard band of the judge's calibrated threshold | 1 | 1 |
 | ``low_score`` | a claim is not supported | ``low_share`` | 2 |
 | ``high_score`` | every claim is supported | ``sample_rate`` | 3 |
 
@@ -52,15 +53,25 @@ def _draw(trace_id: str, salt: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def pick(trace_id: str, judgement: Judgement, policy: QueuePolicy) -> Pick | None:
-    """Whether the evaluation goes to review, and as what (see the module docstring)."""
-    if judgement.faithfulness is None:
+def pick(
+    trace_id: str,
+    judgement: Judgement,
+    policy: QueuePolicy,
+    band: tuple[float, float] | None = None,
+) -> Pick | None:
+    """Whether the evaluation goes to review, and as what (see the module docstring);
+    ``band`` is the guard band ``[low, high)`` of the judge's threshold in use, if any."""
+    score = judgement.faithfulness
+    if score is None:
         return None
     everything = policy.sample_rate >= 1
     if judgement.critical_unsupported:
         reason, priority, probability = "critical", 0, 1.0
     elif any(OVERRULED_OFFLINE in c.flags for c in judgement.claims):
         reason, priority, probability = "cascade_overruled", 1, 1.0
+    elif band is not None and band[0] <= score < band[1]:
+        # Too close to the threshold for a verdict: people decide.
+        reason, priority, probability = "guard_band", 1, 1.0
     elif judgement.unsupported:
         reason, priority = "low_score", 2
         probability = 1.0 if everything else max(policy.low_share, policy.sample_rate)

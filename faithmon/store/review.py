@@ -15,11 +15,11 @@ from sqlalchemy import ColumnElement, Select, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..model import Judgement, RagRecord
-from ..model.review import ClaimLabel, ReviewClaim, Reviewed, ReviewItem, Threshold
+from ..model.review import ClaimLabel, ReviewClaim, Reviewed, ReviewItem
 from .evaluations import to_judgement
 from .records import to_record
 from .tables import EvaluationRow, RecordRow
-from .tables_review import ReviewCursorRow, ReviewItemRow, ReviewLabelRow, ReviewThresholdRow
+from .tables_review import ReviewCursorRow, ReviewItemRow, ReviewLabelRow
 
 OPEN, DONE, SKIPPED = "open", "done", "skipped"
 
@@ -314,55 +314,6 @@ def reviewed_cases(session: Session, tenant: str | None = None) -> list[tuple[Ra
     rows = session.scalars(select(RecordRow).where(RecordRow.trace_id.in_(list(items))))
     by_trace = {row.trace_id: to_record(row) for row in rows}
     return [(by_trace[t], items[t]) for t in items if t in by_trace]
-
-
-def save_threshold(
-    session: Session,
-    judge: str,
-    segment_key: str,
-    found: Threshold,
-    dataset_version: str,
-    now: datetime,
-) -> None:
-    """Keep a calibrated threshold as a new version (the newest is the one in use)."""
-    session.add(
-        ReviewThresholdRow(
-            judge=judge,
-            segment_key=segment_key,
-            threshold=found.threshold,
-            guard_low=found.guard_low,
-            guard_high=found.guard_high,
-            figures={
-                "false_acceptance": found.false_acceptance,
-                "false_rejection": found.false_rejection,
-                "n": found.n,
-            },
-            rationale=found.rationale,
-            dataset_version=dataset_version,
-            created_at=now,
-        )
-    )
-
-
-def latest_thresholds(session: Session, judge: str) -> dict[str, dict[str, object]]:
-    """The judge's threshold in use per segment key ("" overall), with when and why."""
-    rows = session.scalars(
-        select(ReviewThresholdRow)
-        .where(ReviewThresholdRow.judge == judge)
-        .order_by(ReviewThresholdRow.segment_key, ReviewThresholdRow.id)
-    )
-    return {
-        row.segment_key: {
-            "threshold": row.threshold,
-            "guard_low": row.guard_low,
-            "guard_high": row.guard_high,
-            "rationale": row.rationale,
-            "dataset_version": row.dataset_version,
-            "created_at": row.created_at.isoformat(),
-            **row.figures,
-        }
-        for row in rows
-    }
 
 
 def item_record(session: Session, item_id: int) -> RagRecord | None:

@@ -18,7 +18,7 @@ from faithmon.cli import main
 from faithmon.model import Chunk, RagRecord
 from faithmon.store import engine as store_engine
 from faithmon.store import records as store_records
-from faithmon.store import review as store_review
+from faithmon.store import review_thresholds
 from tests.timing import days_ago
 
 T0 = days_ago(1)
@@ -102,7 +102,7 @@ def test_label_measure_calibrate_export(store: str, tmp_path: Path) -> None:
     assert overall["n"] == 4 and overall["dataset_version"]
     engine = store_engine.make_engine(store)
     with store_engine.session_factory(engine)() as session:
-        kept = store_review.latest_thresholds(session, judge["judge"])
+        kept = review_thresholds.latest_thresholds(session, judge["judge"])
     engine.dispose()
     assert kept[""]["threshold"] == overall["threshold"]
 
@@ -141,3 +141,33 @@ def test_every_mistake_is_one_line(store: str) -> None:
     skipped = ok("review", "queue", "--json")[0]["trace_id"]
     ok("review", "skip", skipped)
     assert skipped not in [i["trace_id"] for i in ok("review", "queue", "--json")]
+
+
+def test_a_new_judge_is_calibrated_on_rescored_traces_and_the_old_goes_stale(
+    store: str,
+) -> None:
+    """Reviewed under offline/v4, the traces scored again by another configuration: calibrate
+    stores thresholds for both from the same labels; with the other as the current judge,
+    the other's are listed stale."""
+    from faithmon.judge import OfflineJudge
+    from faithmon.store import evaluations as store_evaluations
+    from faithmon.store.tables import RecordRow
+
+    ok("worker", "--once")
+    for item in ok("review", "queue", "--json"):
+        labels = [f"--claim={c['index']}=supported" for c in item["claims"]]
+        ok("review", "label", item["trace_id"], *labels, "--reviewer", "ann")
+    other = OfflineJudge(threshold=0.0)
+    engine = store_engine.make_engine(store)
+    with store_engine.session_factory(engine).begin() as session:
+        for row in session.query(RecordRow).all():
+            judged = other.judge(row.question, [c["text"] for c in row.chunks], row.answer)
+            store_evaluations.settle(session, row.id, judged)
+    engine.dispose()
+
+    first = ok("review", "calibrate", "--json")
+    assert {t["judge"] for t in first["thresholds"]} == {first["judge"], other.name}
+    assert all(t["n"] == 4 for t in first["thresholds"] if t["segment"] == "overall")
+    assert {s["judge"] for s in first["stale"]} == {other.name}
+    versions = {t["dataset_version"] for t in first["thresholds"]}
+    assert len(versions) == 1  # one reviewed set, whichever judge scored it

@@ -174,3 +174,16 @@ def test_disagreement_fires_under_the_bound_with_the_worst_examples() -> None:
         "judge_disagreement", {"judge": "j"}, "firing", "warning", T, T, details=signal.details
     )
     assert "kappa 0.4 over 4 reviewed answers" in describe(alert)
+
+
+def test_the_guard_band_sends_close_scores_to_people() -> None:
+    """A score inside the threshold's guard band is queued with probability 1; outside it,
+    the score's own stratum applies."""
+    nothing = QueuePolicy(sample_rate=0.0, low_share=0.0)
+    half = judgement("supported", "unsupported")
+    banded = pick("f" * 32, half, nothing, band=(0.45, 0.55))
+    assert banded is not None and (banded.reason, banded.inclusion_probability) == (
+        "guard_band",
+        1.0,
+    )
+    assert pick("f" * 32, half, nothing, band=(0.6, 0.7)) is None

@@ -4,6 +4,7 @@ back to someone who labelled it; a tenant sees only its own items."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -114,3 +115,24 @@ def test_a_tenant_sees_only_its_own_items(sessions: sessionmaker[Session]) -> No
         assert store_review.find(session, mine.trace_id, tenant="globex") is None
         assert [r.trace_id for r in store_review.reviewed(session, "globex")] == []
         assert [r.trace_id for r in store_review.reviewed(session, "acme")] == [mine.trace_id]
+
+
+def test_the_threshold_in_use_sends_its_guard_band_to_people(
+    sessions: sessionmaker[Session],
+) -> None:
+    """With nothing sampled, an answer scored 0.5 is queued only because the judge's
+    calibrated threshold has a guard band around it."""
+    from faithmon.model.review import Threshold
+    from faithmon.store import review_thresholds
+
+    nothing = QueuePolicy(sample_rate=0.0, low_share=0.0, double_share=0.0)
+    scored(sessions, records([None], bad=True))
+    assert fill_queue(sessions, JUDGE.name, nothing) == 0
+    band = Threshold(0.5, 0.45, 0.55, 0.1, 0.05, 40, "test")
+    with sessions.begin() as session:
+        review_thresholds.save_threshold(session, JUDGE.name, "", band, "v1", datetime.now(UTC))
+    more = records([None, None], bad=True)
+    scored(sessions, [replace(r, trace_id=f"{n + 800:032x}") for n, r in enumerate(more)])
+    assert fill_queue(sessions, JUDGE.name, nothing) == 2
+    with sessions() as session:
+        assert {i.reason for i in store_review.queue(session)} == {"guard_band"}
