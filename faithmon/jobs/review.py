@@ -36,7 +36,7 @@ def fill_queue(
                 break
             # The overall threshold in use for this judge: its guard band goes to people.
             kept = review_thresholds.latest_thresholds(session, judge_name).get("")
-            band = (float(kept["guard_low"]), float(kept["guard_high"])) if kept else None  # type: ignore[arg-type]
+            band = (float(kept["guard_low"]), float(kept["guard_high"])) if kept else None
             for one in scored:
                 chosen = pick(one.trace_id, one.judgement, policy, band)
                 if chosen is not None:

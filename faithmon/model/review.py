@@ -113,3 +113,20 @@ def item_json(item: ReviewItem) -> dict[str, Any]:
             for c in item.claims
         ],
     }
+
+
+def gate(score: float | None, kept: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The verdict of the threshold in use on a score: ``review`` inside its guard band,
+    else ``pass`` at or above the threshold and ``fail`` below; None without either."""
+    if score is None or not kept:
+        return None
+    low, high, threshold = kept["guard_low"], kept["guard_high"], kept["threshold"]
+    verdict = "review" if low <= score < high else "pass" if score >= threshold else "fail"
+    return {
+        "verdict": verdict,
+        "threshold": threshold,
+        "guard_low": low,
+        "guard_high": high,
+        "segment": kept.get("segment") or "overall",
+        "dataset_version": kept.get("dataset_version"),
+    }

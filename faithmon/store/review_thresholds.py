@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -43,7 +44,7 @@ def save_threshold(
     )
 
 
-def latest_thresholds(session: Session, judge: str) -> dict[str, dict[str, object]]:
+def latest_thresholds(session: Session, judge: str) -> dict[str, dict[str, Any]]:
     """The judge's threshold in use per segment key ("" overall), with when and why."""
     rows = session.scalars(
         select(ReviewThresholdRow)
@@ -64,7 +65,7 @@ def latest_thresholds(session: Session, judge: str) -> dict[str, dict[str, objec
     }
 
 
-def latest_of_every_judge(session: Session) -> dict[str, dict[str, dict[str, object]]]:
+def latest_of_every_judge(session: Session) -> dict[str, dict[str, dict[str, Any]]]:
     """Per judge configuration, its thresholds in use (as :func:`latest_thresholds`)."""
     judges = session.scalars(select(ReviewThresholdRow.judge).distinct()).all()
     return {judge: latest_thresholds(session, judge) for judge in sorted(judges)}

@@ -11,8 +11,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ..model import Chunk, Claim
+from ..model.review import gate
 from ..model.standing import JudgeStanding, ProofFloor
-from . import sentinels
+from . import review_thresholds, sentinels
 from .reads_traces import StoredEvaluation, TraceDetail, load_trace
 
 
@@ -39,7 +40,9 @@ def _claim(claim: Claim) -> dict[str, Any]:
     }
 
 
-def _evaluation(stored: StoredEvaluation, trusted: bool) -> dict[str, Any]:
+def _evaluation(
+    stored: StoredEvaluation, trusted: bool, kept: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     j = stored.judgement
     return {
         "judge": j.judge,
@@ -60,17 +63,22 @@ def _evaluation(stored: StoredEvaluation, trusted: bool) -> dict[str, Any]:
         "latency_ms": j.latency_ms,
         "created_at": stored.created_at,
         "trusted": trusted,
+        "gate": gate(j.faithfulness, kept),
     }
 
 
 def trace_view(
-    detail: TraceDetail, standings: Mapping[str, JudgeStanding] | None = None
+    detail: TraceDetail,
+    standings: Mapping[str, JudgeStanding] | None = None,
+    thresholds: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The trace, times as datetimes; each evaluation ``trusted`` as the standing of its
     judge says (read at the time of asking, so a judge proven later trusts what it scored
-    before; a judge with no standing given is trusted)."""
+    before; a judge with no standing given is trusted), and with the ``gate`` of its
+    judge's calibrated threshold in use (``thresholds``: per judge, the one that applies)."""
     record = detail.record
     standings = standings or {}
+    thresholds = thresholds or {}
 
     def trusted(e: StoredEvaluation) -> bool:
         standing = standings.get(e.judgement.judge)
@@ -96,7 +104,10 @@ def trace_view(
         "repairs": list(record.repairs),
         "generation": dict(record.generation),
         "feedback": [{"value": f.value, "at": f.at} for f in detail.feedback],
-        "evaluations": [_evaluation(e, trusted(e)) for e in detail.evaluations],
+        "evaluations": [
+            _evaluation(e, trusted(e), thresholds.get(e.judgement.judge))
+            for e in detail.evaluations
+        ],
     }
 
 
@@ -109,7 +120,18 @@ def load_trace_view(
     if detail is None:
         return None
     judges = {e.judgement.judge for e in detail.evaluations}
-    return trace_view(detail, {j: sentinels.standing(session, j, floor) for j in judges})
+    standings = {j: sentinels.standing(session, j, floor) for j in judges}
+    labels = {f"{k}={v}" for k, v in detail.record.labels.items()}
+    thresholds = {}
+    for judge in judges:
+        # The segment's own threshold when one was calibrated (the one resting on the most
+        # reviewed answers if several labels have one), else the judge's overall one.
+        kept = review_thresholds.latest_thresholds(session, judge)
+        own = [dict(v, segment=k) for k, v in kept.items() if k in labels]
+        chosen = max(own, key=lambda v: int(v.get("n") or 0)) if own else kept.get("")
+        if chosen:
+            thresholds[judge] = chosen
+    return trace_view(detail, standings, thresholds)
 
 
 def _time(value: datetime) -> str:

@@ -105,6 +105,15 @@ def test_label_measure_calibrate_export(store: str, tmp_path: Path) -> None:
         kept = review_thresholds.latest_thresholds(session, judge["judge"])
     engine.dispose()
     assert kept[""]["threshold"] == overall["threshold"]
+    # The threshold in use gates each scored trace: its verdict is in `traces show`.
+    for item in queue:
+        shown = ok("traces", "show", item["trace_id"], "--json")
+        (evaluation,) = shown["evaluations"]
+        verdict = evaluation["gate"]["verdict"]
+        score, t = evaluation["faithfulness"], evaluation["gate"]
+        inside = t["guard_low"] <= score < t["guard_high"]
+        assert verdict == ("review" if inside else "pass" if score >= t["threshold"] else "fail")
+        assert t["segment"].startswith("model=")  # the segment's own, over the overall one
 
     out = tmp_path / "reviewed.jsonl"
     exported = run("review", "export", "--sentinel", "reviewed", "-o", str(out))

@@ -83,6 +83,17 @@ class UsageOut(BaseModel):
     retries: int
 
 
+class GateOut(BaseModel):
+    verdict: Literal["pass", "fail", "review"] = Field(
+        description="review inside the guard band; else pass at or above the threshold."
+    )
+    threshold: float
+    guard_low: float
+    guard_high: float
+    segment: str = Field(description="The segment whose threshold applies, or overall.")
+    dataset_version: str | None
+
+
 class EvaluationOut(BaseModel):
     judge: str = Field(description="The judge configuration's fingerprint.")
     status: Literal["ok", "no_claims", "empty_context", "judge_error"]
@@ -99,6 +110,11 @@ class EvaluationOut(BaseModel):
     trusted: bool = Field(
         description="False when the judge is unproven by its sentinels (below the floor) "
         "or made it while they showed it drifting: stored, not interpreted.",
+    )
+    gate: GateOut | None = Field(
+        default=None,
+        description="The verdict of the judge's calibrated threshold in use "
+        "(`faithmon review calibrate`); null before any.",
     )
 
 
