@@ -291,6 +291,7 @@ class OpenAIJudge:
             raise SchemaError(f"unknown verdict {verdict!r}")
         chunk = item.get("chunk")
         quote = item.get("quote") or None
+        reason = item.get("reason")
         typed: Verdict = verdict
         return Claim(
             text=sentence,
@@ -298,6 +299,8 @@ class OpenAIJudge:
             chunk=int(chunk) if chunk is not None else None,
             quote=quote,
             critical=is_critical(str(claim_text)),
+            # A reason for a supported claim adds nothing a reviewer needs.
+            rationale=str(reason)[:500] if reason and verdict != "supported" else None,
         )
 
     # -- cache of verdicts ---------------------------------------------------------

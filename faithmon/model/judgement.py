@@ -34,6 +34,9 @@ class Claim:
     """How likely the verdict is right, calibrated on labelled data; None: not said."""
     stage: Stage | None = None
     """Which judge decided it in a cascade: ``offline`` or ``llm``; None: a single judge."""
+    rationale: str | None = None
+    """The LLM judge's one-sentence reason for a verdict other than supported (reviewers
+    read it); None: not given."""
 
 
 @dataclass(frozen=True, slots=True)

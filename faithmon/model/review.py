@@ -23,6 +23,8 @@ class ReviewClaim:
     quote: str | None = None
     critical: bool = False
     stage: str | None = None
+    rationale: str | None = None
+    """The LLM judge's reason, for a verdict other than supported."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +111,7 @@ def item_json(item: ReviewItem) -> dict[str, Any]:
                 "chunk": c.chunk,
                 "quote": c.quote,
                 "critical": c.critical,
+                "rationale": c.rationale,
             }
             for c in item.claims
         ],

@@ -96,6 +96,7 @@ def _claims(evaluation: EvaluationRow) -> tuple[ReviewClaim, ...]:
             quote=c.quote,
             critical=c.critical,
             stage=c.stage,
+            rationale=c.rationale,
         )
         for i, c in enumerate(to_judgement(evaluation).claims)
     )

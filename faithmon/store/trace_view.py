@@ -37,6 +37,7 @@ def _claim(claim: Claim) -> dict[str, Any]:
         "flags": list(claim.flags),
         "confidence": claim.confidence,
         "stage": claim.stage,
+        "rationale": claim.rationale,
     }
 
 

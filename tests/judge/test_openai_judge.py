@@ -312,3 +312,26 @@ def test_a_400_not_about_the_format_is_permanent(server: tuple[ScriptedServer, s
     assert_no_score(judge.judge("q", CHUNKS, ANSWER))
     assert judge.judge("q2", CHUNKS, ANSWER).status == "ok"
     assert [r["response_format"]["type"] for r in scripted.requests] == ["json_schema"] * 2
+
+
+def test_the_reason_for_a_verdict_other_than_supported_is_kept(
+    server: tuple[ScriptedServer, str],
+) -> None:
+    """The schema asks a reason for verdicts other than supported; it is kept for reviewers
+    (bounded), and one given for a supported claim is dropped."""
+    scripted, url = server
+    reasons = [
+        {**GOOD[0], "reason": "needless"},
+        {**GOOD[1], "reason": "The chunk says 5 business days, not two. " * 30},
+    ]
+    scripted.play(reply(reasons))
+    judgement = make_judge(url).judge("q", CHUNKS, ANSWER)
+    assert judgement.claims[0].rationale is None
+    rationale = judgement.claims[1].rationale or ""
+    assert rationale.startswith("The chunk says 5 business days") and len(rationale) == 500
+    schema = scripted.requests[0]["response_format"]["json_schema"]["schema"]
+    item = schema["properties"]["claims"]["items"]
+    assert "reason" in item["required"] and item["properties"]["reason"]["type"] == [
+        "string",
+        "null",
+    ]

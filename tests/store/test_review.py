@@ -136,3 +136,30 @@ def test_the_threshold_in_use_sends_its_guard_band_to_people(
     assert fill_queue(sessions, JUDGE.name, nothing) == 2
     with sessions() as session:
         assert {i.reason for i in store_review.queue(session)} == {"guard_band"}
+
+
+def test_an_item_carries_the_llm_judges_reason(sessions: sessionmaker[Session]) -> None:
+    """The reason an LLM judge gave for an unsupported claim reaches the reviewer."""
+    from faithmon.model import Claim, Judgement
+    from faithmon.model.review import item_json
+    from faithmon.store import evaluations as store_evaluations
+    from faithmon.store.tables import RecordRow
+
+    (record,) = records([None], bad=True)
+    with sessions.begin() as session:
+        store_records.save_records(session, [record])
+        row_id = session.query(RecordRow.id).scalar()
+        judged = Judgement(
+            "openai:judge",
+            "ok",
+            (
+                Claim("Order A17 shipped on 3 March.", "supported", 0, "shipped on 3 March"),
+                Claim("It arrives tomorrow by drone.", "unsupported", rationale="No chunk."),
+            ),
+        )
+        store_evaluations.settle(session, row_id, judged)
+    fill_queue(sessions, "openai:judge", EVERYTHING)
+    with sessions() as session:
+        (item,) = store_review.queue(session)
+    claims = item_json(item)["claims"]
+    assert [c["rationale"] for c in claims] == [None, "No chunk."]

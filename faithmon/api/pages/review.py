@@ -126,11 +126,12 @@ def _claim(c: ReviewClaim, chosen: Chosen) -> str:
     cited = f" · chunk [{c.chunk}]" if c.chunk is not None else ""
     quote_text = f' · quote: <q class="quote">{escape(c.quote)}</q>' if c.quote else ""
     judged_critical = ' · <span class="flag">critical</span>' if c.critical else ""
+    why = f' · reason: <span class="rationale">{escape(c.rationale)}</span>' if c.rationale else ""
     return (
         f'<fieldset class="claim" id="claim-{c.index}" data-index="{c.index}">'
         f'<legend>[{c.index}] <span class="claim-text">{escape(c.text)}</span></legend>'
         f'<p class="meta">judge: <span class="verdict {escape(c.verdict)}">'
-        f"{escape(c.verdict)}</span>{judged_critical}{cited}{quote_text}</p>"
+        f"{escape(c.verdict)}</span>{judged_critical}{cited}{quote_text}{why}</p>"
         f'<div class="choices">{radios}<label><input type="checkbox" name="critical-{c.index}" '
         f'value="1"{" checked" if critical else ""}> critical <kbd>x</kbd></label></div>'
         "</fieldset>"

@@ -165,6 +165,9 @@ class ReviewClaimOut(BaseModel):
     chunk: int | None = Field(description="The cited chunk's 0-based index in `chunks`.")
     quote: str | None = Field(description="The evidence the judge quoted from that chunk.")
     critical: bool = Field(description="The judge found it critical (a number, date, amount).")
+    rationale: str | None = Field(
+        default=None, description="The LLM judge's reason for a verdict other than supported."
+    )
 
 
 class ReviewItemOut(BaseModel):

@@ -74,6 +74,9 @@ class ClaimOut(BaseModel):
     stage: Literal["offline", "llm"] | None = Field(
         default=None, description="In a cascade, the judge that decided the claim."
     )
+    rationale: str | None = Field(
+        default=None, description="The LLM judge's reason for a verdict other than supported."
+    )
 
 
 class UsageOut(BaseModel):
