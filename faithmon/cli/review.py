@@ -11,10 +11,11 @@ from typing import Any
 
 import click
 
-from ..model.review import LABELS, ClaimLabel, ReviewItem, item_json
+from ..model.review import LABELS, ReviewItem, item_json
 from ..store import review as store_review
 from . import wiring
 from ._common import database_option, json_option, limit_option, load_settings
+from .review_labels import parse_labels
 
 
 @click.group()
@@ -48,25 +49,6 @@ def review_queue(as_json: bool, limit: int, tenant: str | None) -> None:
             click.echo(f"    [{claim.index}] {claim.verdict:<12} {claim.text}")
 
 
-def parse_label(text: str, claims: int) -> ClaimLabel:
-    """``INDEX=VERDICT[:critical|:minor]``; ValueError saying what is wrong."""
-    index_text, sep, rest = text.partition("=")
-    if not sep:
-        raise ValueError(f"{text!r}: expected INDEX=VERDICT, e.g. 0=unsupported:critical")
-    verdict, _, severity = rest.strip().partition(":")
-    try:
-        index = int(index_text)
-    except ValueError:
-        raise ValueError(f"{text!r}: {index_text!r} is not a claim index") from None
-    if not 0 <= index < claims:
-        raise ValueError(f"{text!r}: claim {index} does not exist (0 to {claims - 1})")
-    if verdict not in LABELS:
-        raise ValueError(f"{text!r}: the verdict must be one of {', '.join(LABELS)}")
-    if severity not in ("", "critical", "minor"):
-        raise ValueError(f"{text!r}: the severity must be critical or minor")
-    return ClaimLabel(index, verdict, severity == "critical")  # type: ignore[arg-type]
-
-
 def _open_item(session: Any, trace_id: str) -> ReviewItem:
     item = store_review.find(session, trace_id)
     if item is None:
@@ -82,18 +64,38 @@ def _open_item(session: Any, trace_id: str) -> ReviewItem:
     "--claim",
     "claims",
     multiple=True,
-    required=True,
-    metavar="INDEX=VERDICT[:critical]",
+    metavar="INDEX[.PART]=VERDICT[:critical]",
     help=f"A claim's label ({', '.join(LABELS)}), optionally :critical or :minor (repeatable).",
+)
+@click.option(
+    "--split",
+    "splits",
+    multiple=True,
+    metavar='"INDEX=PART|PART"',
+    help="Split a claim the judge left whole; label each part with --claim INDEX.PART=...",
+)
+@click.option(
+    "--merge",
+    "merges",
+    multiple=True,
+    metavar="I+J=VERDICT[:critical]",
+    help="Label claims the judge split as one claim (repeatable).",
 )
 @click.option("--reviewer", default="", help="Who labels (default: $USER).")
 @click.option("--note", default="", help="A note kept with the labels.")
 @json_option
 @database_option
 def review_label(
-    trace_id: str, claims: tuple[str, ...], reviewer: str, note: str, as_json: bool
+    trace_id: str,
+    claims: tuple[str, ...],
+    splits: tuple[str, ...],
+    merges: tuple[str, ...],
+    reviewer: str,
+    note: str,
+    as_json: bool,
 ) -> None:
-    """Label the claims of a queued trace, by their index in `review queue`."""
+    """Label the claims of a queued trace, by their index in `review queue`; split a claim
+    or merge claims where the judge cut the answer wrongly."""
     who = reviewer.strip() or getpass.getuser()
     now = datetime.now(UTC)
     settings = load_settings()
@@ -108,12 +110,9 @@ def review_label(
                 f"{item.lease_expires:%H:%M} UTC"
             )
         try:
-            labels = [parse_label(text, len(item.claims)) for text in claims]
+            labels = parse_labels(claims, splits, merges, item.claims)
         except ValueError as exc:
-            raise click.ClickException(f"--claim {exc}") from None
-        indices = [label.index for label in labels]
-        if len(set(indices)) != len(indices):
-            raise click.ClickException("--claim names a claim twice")
+            raise click.ClickException(str(exc)) from None
         done = store_review.label(session, item, who, labels, note, now)
     if as_json:
         click.echo(json.dumps({**item_json(done), "reviewer": who, "labelled": len(labels)}))

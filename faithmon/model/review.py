@@ -3,7 +3,7 @@ label."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -47,11 +47,65 @@ class ReviewItem:
 
 @dataclass(frozen=True, slots=True)
 class ClaimLabel:
-    """A reviewer's label of one claim; ``critical`` is severity, apart from agreement."""
+    """A reviewer's label of one claim; ``critical`` is severity, apart from agreement.
+
+    A reviewer may split a claim the judge left whole (one label per ``part``, each with
+    its ``text``) or merge claims the judge split (one label per merged index, each with
+    the same verdict, ``merged`` naming them all, and the merged ``text``)."""
 
     index: int
     verdict: Label
     critical: bool = False
+    part: int = 0
+    text: str | None = None
+    """The reviewer's wording of a split part or of merged claims; None: as stored."""
+    merged: tuple[int, ...] = ()
+
+
+def shape_problem(labels: Sequence[ClaimLabel], claims: int) -> str | None:
+    """What is wrong with a reviewer's labels of an item of ``claims`` claims, or None: each
+    names a claim; a claim is labelled once, or split into parts 0, 1, ... (at least two,
+    each with its text), or merged with at least one other claim (all with one verdict)."""
+    parts: dict[int, list[int]] = {}
+    merges: dict[int, tuple[int, ...]] = {}
+    for one in labels:
+        if not 0 <= one.index < claims:
+            return f"claim {one.index} does not exist (claims: 0 to {claims - 1})"
+        if one.merged:
+            group = tuple(sorted(set(one.merged)))
+            if len(group) < 2 or one.index not in group:
+                return f"a merge needs two claims or more, claim {one.index} among them"
+            if merges.setdefault(one.index, group) != group or one.index in parts:
+                return f"claim {one.index} is labelled twice"
+            continue
+        if one.index in merges:
+            return f"claim {one.index} is labelled twice"
+        parts.setdefault(one.index, []).append(one.part)
+    for index, numbers in parts.items():
+        if len(set(numbers)) < len(numbers):
+            return f"claim {index} is labelled twice"
+        if sorted(numbers) != list(range(len(numbers))):
+            return f"the parts of claim {index} must be numbered 0 to {len(numbers) - 1}"
+        split = [one for one in labels if one.index == index and not one.merged]
+        if len(numbers) > 1 and any(not (one.text or "").strip() for one in split):
+            return f"each part of claim {index} needs its text"
+    for group in sorted(set(merges.values())):
+        missing = [i for i in group if merges.get(i) != group]
+        if missing:
+            return f"the merge of claims {'+'.join(map(str, group))} misses claim {missing[0]}"
+        verdicts = {one.verdict for one in labels if one.index in group and one.merged}
+        if len(verdicts) > 1:
+            return f"merged claims {'+'.join(map(str, group))} need one verdict"
+    return None
+
+
+def combined(parts: Sequence[tuple[int, str]]) -> str:
+    """One label for a claim from its parts' (part, label): supported only when every
+    part is; else the first part's label that is not."""
+    for _, label in sorted(parts):
+        if label != "supported":
+            return label
+    return "supported"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from sqlalchemy import ColumnElement, Select, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..model import Judgement, RagRecord
-from ..model.review import ClaimLabel, ReviewClaim, Reviewed, ReviewItem
+from ..model.review import ClaimLabel, ReviewClaim, Reviewed, ReviewItem, combined
 from .evaluations import to_judgement
 from .records import to_record
 from .tables import EvaluationRow, RecordRow
@@ -223,7 +223,9 @@ def label(
                 item_id=item.id,
                 reviewer=reviewer,
                 claim_index=one.index,
-                claim_text=texts.get(one.index, ""),
+                part=one.part,
+                merged=list(one.merged),
+                claim_text=one.text or texts.get(one.index, ""),
                 verdict=one.verdict,
                 critical=one.critical,
                 note=note,
@@ -274,7 +276,7 @@ def reviewed(session: Session, tenant: str | None = None) -> list[Reviewed]:
     if tenant is not None:
         query = query.where(ReviewItemRow.tenant == tenant)
     rows = session.execute(query).all()
-    labels: dict[int, dict[str, dict[int, str]]] = {}
+    parts: dict[int, dict[str, dict[int, list[tuple[int, str]]]]] = {}
     ids = [item.id for item, _, _ in rows]
     for start in range(0, len(ids), 500):
         for row in session.scalars(
@@ -282,8 +284,15 @@ def reviewed(session: Session, tenant: str | None = None) -> list[Reviewed]:
             .where(ReviewLabelRow.item_id.in_(ids[start : start + 500]))
             .order_by(ReviewLabelRow.id)
         ):
-            by = labels.setdefault(row.item_id, {}).setdefault(row.reviewer, {})
-            by[row.claim_index] = row.verdict
+            by = parts.setdefault(row.item_id, {}).setdefault(row.reviewer, {})
+            by.setdefault(row.claim_index, []).append((row.part, row.verdict))
+    # A claim a reviewer split is supported only when every part is.
+    labels = {
+        item_id: {
+            who: {i: combined(p) for i, p in claims.items()} for who, claims in by_who.items()
+        }
+        for item_id, by_who in parts.items()
+    }
     out = []
     for item, evaluation, record_labels in rows:
         judgement = to_judgement(evaluation)

@@ -52,7 +52,12 @@ class ReviewLabelRow(Base):
     item_id: Mapped[int] = mapped_column(ForeignKey("review_items.id", ondelete="CASCADE"))
     reviewer: Mapped[str] = mapped_column(String(200))
     claim_index: Mapped[int] = mapped_column(Integer)
+    part: Mapped[int] = mapped_column(Integer)
+    """Which part of a claim the reviewer split (0 for a claim labelled whole)."""
+    merged: Mapped[list[int]] = mapped_column(JSONType)
+    """The claims the reviewer merged with this one (all of them), or []."""
     claim_text: Mapped[str] = mapped_column(Text)
+    """The claim as stored, or the reviewer's wording of a split part or a merge."""
     verdict: Mapped[str] = mapped_column(String(20))
     critical: Mapped[bool] = mapped_column(Boolean)
     note: Mapped[str] = mapped_column(Text)

@@ -217,3 +217,28 @@ def test_agreement_reads_the_labels(served: Served) -> None:
     _, globex = call(served, "GET", "/api/v1/review/agreement", "globex")
     (only,) = globex["judges"]
     assert only["answer_level"]["n"] == 1 and only["answer_level"]["false_rejection"]["rate"] == 1.0
+
+
+def test_a_reviewer_splits_and_merges_through_the_api(served: Served) -> None:
+    """Parts of a split claim and a merge go through the same check as the CLI's; the
+    labels read back per claim."""
+    first, second = served.traces[3], served.traces[4]
+    path = f"/api/v1/review/items/{first}/labels"
+    missing_text = [
+        {"index": 0, "verdict": "supported", "part": 0, "text": "Order A17 shipped."},
+        {"index": 0, "verdict": "unsupported", "part": 1},
+        {"index": 1, "verdict": "unsupported"},
+    ]
+    status, said = call(served, "POST", path, "admin", {"claims": missing_text})
+    assert status == 422 and "each part of claim 0 needs its text" in said["detail"][0]["msg"]
+    missing_text[1]["text"] = "By courier."
+    assert call(served, "POST", path, "admin", {"claims": missing_text})[0] == 200
+    merge = [{"index": i, "verdict": "contradicted", "merged": [0, 1], "text": "x"} for i in (0, 1)]
+    status, _ = call(
+        served, "POST", f"/api/v1/review/items/{second}/labels", "admin", {"claims": merge}
+    )
+    assert status == 200
+    with served.sessions() as session:
+        got = {r.trace_id: r.labels[served.who("admin")] for r in store_review.reviewed(session)}
+    assert got[first] == {0: "unsupported", 1: "unsupported"}
+    assert got[second] == {0: "contradicted", 1: "contradicted"}

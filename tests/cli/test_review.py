@@ -137,7 +137,13 @@ def test_every_mistake_is_one_line(store: str) -> None:
         (["label", trace, "--claim=0=maybe"], "the verdict must be one of"),
         (["label", trace, "--claim=9=supported"], "claim 9 does not exist"),
         (["label", trace, "--claim=0=supported:severe"], "critical or minor"),
-        (["label", trace, "--claim=0=supported", "--claim=0=unsupported"], "names a claim twice"),
+        (["label", trace, "--claim=0=supported", "--claim=0=unsupported"], "labelled twice"),
+        (["label", trace], "nothing to label"),
+        (["label", trace, "--split=0=only one part"], "expected INDEX=first part|second"),
+        (["label", trace, "--split=0=a|b", "--claim=0.0=supported"], "part 1 has no --claim 0.1"),
+        (["label", trace, "--split=0=a|b", "--claim=0=supported"], "is split; label its parts"),
+        (["label", trace, "--claim=0.1=supported"], "claim 0 has no --split part 1"),
+        (["label", trace, "--merge=0=supported"], "a merge needs two claims or more"),
         (["export", "--sentinel", "s", "--format", "ragas"], "--sentinel needs --format"),
     ]:
         result = run("review", *args)
@@ -180,3 +186,25 @@ def test_a_new_judge_is_calibrated_on_rescored_traces_and_the_old_goes_stale(
     assert {s["judge"] for s in first["stale"]} == {other.name}
     versions = {t["dataset_version"] for t in first["thresholds"]}
     assert len(versions) == 1  # one reviewed set, whichever judge scored it
+
+
+def test_a_reviewer_splits_a_claim_the_judge_left_whole(store: str) -> None:
+    """Claim 0 split in two, its second part unsupported: the claim counts as not
+    supported against the judge's supported (a false acceptance at claim level)."""
+    ok("worker", "--once")
+    bad = ok("review", "queue", "--json")[0]
+    assert [c["verdict"] for c in bad["claims"]][:1] == ["supported"]
+    rest = [f"--claim={c['index']}={c['verdict']}" for c in bad["claims"][1:]]
+    ok(
+        "review",
+        "label",
+        bad["trace_id"],
+        "--split=0=Order A17 shipped on 3 March.|It went by courier.",
+        "--claim=0.0=supported",
+        "--claim=0.1=unsupported:critical",
+        *rest,
+    )
+    (judge,) = ok("review", "agreement", "--json")["judges"]
+    claims = judge["claim_level"]
+    assert claims["n"] == len(bad["claims"])
+    assert claims["confusion"]["judge_pass_human_fail"] == 1.0

@@ -187,3 +187,34 @@ def test_the_guard_band_sends_close_scores_to_people() -> None:
         1.0,
     )
     assert pick("f" * 32, half, nothing, band=(0.6, 0.7)) is None
+
+
+def test_the_shape_of_a_reviewers_labels() -> None:
+    """A claim once, or split into parts 0..n-1 with their texts, or merged with others
+    under one verdict; a split claim reads as its first failing part."""
+    from faithmon.model.review import ClaimLabel, combined, shape_problem
+
+    whole = [ClaimLabel(0, "supported"), ClaimLabel(1, "unsupported")]
+    split = [
+        ClaimLabel(0, "supported", part=0, text="a"),
+        ClaimLabel(0, "unsupported", part=1, text="b"),
+    ]
+    merge = [ClaimLabel(i, "contradicted", merged=(0, 1), text="ab") for i in (0, 1)]
+    assert shape_problem(whole, 2) is None
+    assert shape_problem(split, 2) is None and shape_problem(merge, 2) is None
+    assert (
+        shape_problem([ClaimLabel(2, "supported")], 2) == "claim 2 does not exist (claims: 0 to 1)"
+    )
+    assert shape_problem([*whole, ClaimLabel(1, "supported")], 2) == "claim 1 is labelled twice"
+    assert shape_problem([split[1]], 2) == "the parts of claim 0 must be numbered 0 to 0"
+    assert (
+        shape_problem([split[0], replace(split[1], text=" ")], 2)
+        == "each part of claim 0 needs its text"
+    )
+    assert shape_problem(merge[:1], 2) == "the merge of claims 0+1 misses claim 1"
+    assert shape_problem([merge[0], replace(merge[1], verdict="supported")], 2) == (
+        "merged claims 0+1 need one verdict"
+    )
+    assert shape_problem([*merge, ClaimLabel(0, "supported")], 2) == "claim 0 is labelled twice"
+    assert combined([(1, "unsupported"), (0, "supported")]) == "unsupported"
+    assert combined([(0, "supported"), (1, "supported")]) == "supported"

@@ -163,3 +163,28 @@ def test_an_item_carries_the_llm_judges_reason(sessions: sessionmaker[Session]) 
         (item,) = store_review.queue(session)
     claims = item_json(item)["claims"]
     assert [c["rationale"] for c in claims] == [None, "No chunk."]
+
+
+def test_merged_and_split_labels_are_kept_and_read_per_claim(
+    sessions: sessionmaker[Session],
+) -> None:
+    """A merge gives each merged claim the one verdict, with the merged text kept; a split
+    claim reads as its first failing part."""
+    from faithmon.store.tables_review import ReviewLabelRow
+
+    scored(sessions, records([None], bad=True))
+    fill_queue(sessions, JUDGE.name, EVERYTHING)
+    now = datetime.now(UTC)
+    with sessions.begin() as session:
+        (item,) = store_review.queue(session)
+        assert len(item.claims) == 2
+        merged = [ClaimLabel(i, "contradicted", True, 0, "both", (0, 1)) for i in (0, 1)]
+        store_review.label(session, item, "ann", merged, "", now)
+        rows = session.query(ReviewLabelRow).order_by(ReviewLabelRow.id).all()
+        assert [(r.claim_index, r.merged, r.claim_text) for r in rows] == [
+            (0, [0, 1], "both"),
+            (1, [0, 1], "both"),
+        ]
+    with sessions() as session:
+        (reviewed,) = store_review.reviewed(session)
+    assert reviewed.labels == {"ann": {0: "contradicted", 1: "contradicted"}}

@@ -22,7 +22,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from ...model import RagRecord
-from ...model.review import ClaimLabel, Label, ReviewItem, item_json
+from ...model.review import ClaimLabel, Label, ReviewItem, item_json, shape_problem
 from ...review.agreement import agreement
 from ...store import Sessions
 from ...store import review as store_review
@@ -64,18 +64,10 @@ def _known(trace_id: str) -> bool:
 
 
 def check_labels(item: ReviewItem, labels: Sequence[ClaimLabel]) -> Refusal | None:
-    """Each label names a claim of the item, and no claim twice."""
-    seen: set[int] = set()
-    for n, one in enumerate(labels):
-        if not 0 <= one.index < len(item.claims):
-            last = f"0 to {len(item.claims) - 1}" if item.claims else "none"
-            return Refusal(
-                422, f"claim {one.index} does not exist (claims: {last})", ("claims", n, "index")
-            )
-        if one.index in seen:
-            return Refusal(422, f"claim {one.index} is labelled twice", ("claims", n, "index"))
-        seen.add(one.index)
-    return None
+    """Each label names a claim of the item: once, as parts of a split, or in a merge (the
+    rule the CLI checks too)."""
+    problem = shape_problem(labels, len(item.claims))
+    return None if problem is None else Refusal(422, problem, ("claims",))
 
 
 def _open(item: ReviewItem, trace_id: str, reviewer: str, now: datetime) -> Refusal | None:
@@ -213,6 +205,17 @@ class ClaimLabelIn(BaseModel):
     index: int = Field(ge=0, lt=MAX_ID, description="The claim's `index`.")
     verdict: Label
     critical: bool = Field(default=False, description="Severity, apart from agreement.")
+    part: int = Field(
+        default=0, ge=0, lt=100, description="For a claim split in parts: which (0, 1, ...)."
+    )
+    text: Annotated[Text, Field(max_length=2000)] | None = Field(
+        default=None, description="The reviewer's wording of a split part or of a merge."
+    )
+    merged: list[Annotated[int, Field(ge=0, lt=MAX_ID)]] = Field(
+        default=[],
+        max_length=100,
+        description="For claims labelled as one: every merged `index` (one label each).",
+    )
 
 
 class LabelsIn(BaseModel):
@@ -297,7 +300,10 @@ def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
     ) -> LabelledOut:
         """Label claims of an open item by their `index` (needs `review`); refused when
         the key labelled it already or another reviewer holds its lease."""
-        labels = [ClaimLabel(c.index, c.verdict, c.critical) for c in body.claims]
+        labels = [
+            ClaimLabel(c.index, c.verdict, c.critical, c.part, c.text, tuple(c.merged))
+            for c in body.claims
+        ]
         now = datetime.now(UTC)
         done = label_item(sessions, trace_id, who.who, who.tenant, labels, body.note, now)
         if isinstance(done, Refusal):

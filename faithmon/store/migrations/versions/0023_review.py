@@ -56,6 +56,8 @@ def upgrade() -> None:
         sa.Column("item_id", sa.Integer(), nullable=False),
         sa.Column("reviewer", sa.String(200), nullable=False),
         sa.Column("claim_index", sa.Integer(), nullable=False),
+        sa.Column("part", sa.Integer(), nullable=False),
+        sa.Column("merged", sa.JSON().with_variant(JSONB(), "postgresql"), nullable=False),
         sa.Column("claim_text", sa.Text(), nullable=False),
         sa.Column("verdict", sa.String(20), nullable=False),
         sa.Column("critical", sa.Boolean(), nullable=False),
