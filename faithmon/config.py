@@ -10,13 +10,16 @@ its setting's name. The README's table and ``deploy/.env.example`` list the same
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .config_file import part_config as part_config  # re-exported: parts import it here
 from .config_file import read_file
 from .config_values import (
+    _KEEP_RULES,
+    Setting,
+    _cascade_bar,
     _flag,
     _level,
     _names,
@@ -24,47 +27,19 @@ from .config_values import (
     _non_negative_int,
     _one_of,
     _optional_float,
+    _optional_price,
     _pairs,
     _positive_float,
     _positive_int,
     _processes,
     _rate,
+    _setting,
     _threshold,
 )
 from .errors import ConfigError
 from .judge import JUDGES
 
 CONFIG_FILE_ENV = "FAITHMON_CONFIG"
-
-
-@dataclass(frozen=True, slots=True)
-class Setting:
-    env: str
-    field: str
-    default: str
-    parse: Callable[[str], Any]
-    help: str
-
-
-_KEEP_RULES = "app,empty_retrieval,error,negative_feedback,low_retrieval_score"
-
-
-def _optional_price(value: str) -> float | None:
-    # Unset is not 0: a cost of $0 would claim a price nobody gave.
-    return _non_negative_float(value) if value else None
-
-
-def _cascade_bar(value: str) -> float:
-    bar = float(value)
-    if not 0.0 < bar <= 1.0:
-        raise ValueError("must be above 0.0 and at most 1.0")
-    return bar
-
-
-def _setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> Any:
-    # The declaration rides on the field, so a setting is written in one place; the
-    # field's name is filled in when SETTINGS is read off the class below.
-    return field(metadata={"setting": Setting(env, "", default, parse, help)})
 
 
 @dataclass(frozen=True, slots=True)

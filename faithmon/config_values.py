@@ -1,10 +1,13 @@
 """Parsers of setting values: each takes the text of a variable and returns its value,
-or raises ValueError with what is wrong (config.py adds the setting's name)."""
+or raises ValueError with what is wrong (config.py adds the setting's name); and how a
+setting is declared (``Setting``, ``_setting``), which config.py's fields use."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 
 def _rate(value: str) -> float:
@@ -94,3 +97,33 @@ def _one_of(*choices: str) -> Callable[[str], str]:
 
 def _level(value: str) -> str:
     return _one_of("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")(value.upper())
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    env: str
+    field: str
+    default: str
+    parse: Callable[[str], Any]
+    help: str
+
+
+_KEEP_RULES = "app,empty_retrieval,error,negative_feedback,low_retrieval_score"
+
+
+def _optional_price(value: str) -> float | None:
+    # Unset is not 0: a cost of $0 would claim a price nobody gave.
+    return _non_negative_float(value) if value else None
+
+
+def _cascade_bar(value: str) -> float:
+    bar = float(value)
+    if not 0.0 < bar <= 1.0:
+        raise ValueError("must be above 0.0 and at most 1.0")
+    return bar
+
+
+def _setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> Any:
+    # The declaration rides on the field, so a setting is written in one place; the
+    # field's name is filled in when SETTINGS is read off the class below.
+    return field(metadata={"setting": Setting(env, "", default, parse, help)})
