@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from ..alerts import Policy, deliver, reconcile, to_tell
+from ..alerts import Policy, deliver, to_tell
 from ..alerts.health import (
     ERROR_RATE,
     INGEST_ERROR,
@@ -19,9 +19,9 @@ from ..alerts.health import (
 )
 from ..model import Alert, AlertSink
 from ..store import Sessions
-from ..store import alerts as store_alerts
 from ..store import evaluations as store_evaluations
 from ..store import receivers as store_receivers
+from ._shared import reconcile_kinds
 
 logger = logging.getLogger(__name__)
 
@@ -58,27 +58,18 @@ def check_health(
         store_receivers.forget(session, clock - FORGET_AFTER)
         recent = store_evaluations.recent_statuses(session, judge_name, clock - WINDOW)
         statuses = store_receivers.receivers(session)
-        open_alerts = [a for a in store_alerts.open_alerts(session) if _ours(a)]
-        signals = [
-            judge_error_signal(judge_name, recent, bounds.judge_error_rate, bounds.judge_error_min),
-            *receiver_signals(statuses, open_alerts, clock, bounds.receiver_stale),
-        ]
-        rules = [INGEST_ERROR, JUDGE_ERROR]
-        changed = store_alerts.save_alerts(
+        changed = reconcile_kinds(
             session,
-            reconcile(
-                open_alerts,
-                signals,
-                clock,
-                policy,
-                [
-                    a
-                    for a in store_alerts.resolved_alerts(
-                        session, rules, since=clock - policy.cooldown
-                    )
-                    if _ours(a)
-                ],
-            ),
+            [INGEST_ERROR, JUDGE_ERROR],
+            _ours,
+            lambda open_alerts: [
+                judge_error_signal(
+                    judge_name, recent, bounds.judge_error_rate, bounds.judge_error_min
+                ),
+                *receiver_signals(statuses, open_alerts, clock, bounds.receiver_stale),
+            ],
+            clock,
+            policy,
         )
     for alert in changed:
         if alert.state == "firing" and alert.notified_at == clock:

@@ -9,13 +9,13 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from ..alerts import Policy, deliver, reconcile, to_tell
+from ..alerts import Policy, deliver, to_tell
 from ..model import Alert, AlertSink
 from ..review.alerting import RULE, disagreement_signal
 from ..review.queue import QueuePolicy, pick
 from ..store import Sessions, review_thresholds
-from ..store import alerts as store_alerts
 from ..store import review as store_review
+from ._shared import reconcile_kinds
 
 logger = logging.getLogger(__name__)
 
@@ -71,13 +71,14 @@ def check_disagreement(
     policy = policy or Policy()
     clock = now()
     with sessions() as session, session.begin():
-        signal = disagreement_signal(
-            judge_name, store_review.reviewed(session), min_kappa, min_labels
-        )
-        open_alerts = store_alerts.open_alerts(session, RULE)
-        resolved = store_alerts.resolved_alerts(session, [RULE], since=clock - policy.cooldown)
-        changed = store_alerts.save_alerts(
-            session, reconcile(open_alerts, [signal], clock, policy, resolved)
+        reviewed = store_review.reviewed(session)
+        changed = reconcile_kinds(
+            session,
+            [RULE],
+            lambda _: True,
+            lambda _: [disagreement_signal(judge_name, reviewed, min_kappa, min_labels)],
+            clock,
+            policy,
         )
     deliver(sinks, to_tell(changed))
     return changed

@@ -35,8 +35,8 @@ DIMENSIONS = ("model", "route", "tenant")
 """Agreement's segments when the read API is not told the drift dimensions."""
 
 # SQLite reads outside its write lock, so two requests of this process could both find an
-# item free (or both find it unlabelled) and both take it; on PostgreSQL the store's row
-# locks do this across processes too.
+# item unlabelled and both label it (a lease is a conditional update and needs no lock);
+# on PostgreSQL the store's row lock does this across processes too.
 _WRITES = threading.Lock()
 
 TraceId = Annotated[str, Path(description="32 hex digits.")]
