@@ -20,6 +20,7 @@ from .config_values import (
     _KEEP_RULES,
     Setting,
     _cascade_bar,
+    _citation_style,
     _flag,
     _level,
     _names,
@@ -131,6 +132,16 @@ class Settings:
         "FAITHMON_JUDGE_CASCADE_BAR", "0.8", _cascade_bar,
         "Cascade judge: offline claims at least this confident (0 to 1, 0 excluded) are "
         "settled without the LLM")
+    severity_rules: str = _setting(
+        "FAITHMON_SEVERITY_RULES", "", str,
+        "TOML file of severity rules (named patterns and term lists) that make a claim "
+        "critical (unset: the shipped rules); part of the judge configuration")
+    policy_rules: str = _setting(
+        "FAITHMON_POLICY_RULES", "", str,
+        "TOML file of disclosures an answer must never contain (unset: the shipped rules)")
+    citation_style: str = _setting(
+        "FAITHMON_CITATION_STYLE", "all", _citation_style,
+        "Citation markers to read: all, off, or a comma list of numeric, id, footnote, link")
     assembly_quiet_seconds: float = _setting(
         "FAITHMON_ASSEMBLY_QUIET_SECONDS", "2.0", _non_negative_float,
         "Seconds after a trace's root span ends before its record is built")

@@ -123,6 +123,16 @@ def _cascade_bar(value: str) -> float:
     return bar
 
 
+CITATION_STYLES = ("numeric", "id", "footnote", "link")
+
+
+def _citation_style(value: str) -> str:
+    words = {w.strip().lower() for w in value.split(",") if w.strip()}
+    if words in ({"all"}, {"off"}) or (words and words <= set(CITATION_STYLES)):
+        return ",".join(sorted(words))
+    raise ValueError(f"must be all, off, or a comma list of {', '.join(CITATION_STYLES)}")
+
+
 def _setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> Any:
     # The declaration rides on the field, so a setting is written in one place; the
     # field's name is filled in when SETTINGS is read off the class below.

@@ -253,6 +253,9 @@ def make_judge(settings: Settings, name: str | None = None) -> Judge:
         settings,
         "judge_",
         api_key=settings.judge_api_key or os.environ.get("OPENAI_API_KEY", ""),
+        severity_rules=settings.severity_rules,
+        policy_rules=settings.policy_rules,
+        citation_style=settings.citation_style,
     )
     return build_judge(name or settings.judge, options)
 

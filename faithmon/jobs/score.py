@@ -13,7 +13,9 @@ from datetime import UTC, datetime, timedelta
 from ..alerts import deliver
 from ..errors import RecordGone
 from ..judge.cascade import SettlesOffline
-from ..model import Alert, AlertSink, Judge, Judgement, RagRecord
+from ..judge.citations import Source, source_of
+from ..judge.contracts import Checked, CheckedCascade, checked
+from ..model import Alert, AlertSink, Chunk, Judge, Judgement, RagRecord
 from ..store import Sessions, work
 from ..store import alerts as store_alerts
 from ..store import evaluations as store_evaluations
@@ -24,11 +26,23 @@ from ._shared import STOPPING, worker_id
 logger = logging.getLogger(__name__)
 
 
-def judge_safely(judge: Judge, question: str, chunks: Sequence[str], answer: str) -> Judgement:
-    """A judge that raises yields a ``judge_error`` judgement with its cause, never a score."""
+def sources_of(record: RagRecord) -> list[Source]:
+    return [source_of(c.position, c.text, c.id, c.metadata) for c in record.chunks]
+
+
+def judge_safely(
+    judge: Judge, question: str, chunks: Sequence[str] | Sequence[Chunk], answer: str
+) -> Judgement:
+    """A judge that raises yields a ``judge_error`` judgement with its cause, never a score.
+
+    A checked judge given a record's chunks reads their ids, URLs and displayed numbers
+    for its citations."""
     started = time.perf_counter()
     try:
-        return judge.judge(question, chunks, answer)
+        if isinstance(judge, Checked) and all(isinstance(c, Chunk) for c in chunks):
+            return judge.judge_chunks(question, chunks, answer)  # type: ignore[arg-type]
+        texts = [c.text if isinstance(c, Chunk) else c for c in chunks]
+        return judge.judge(question, texts, answer)
     except Exception as exc:
         logger.warning("faithmon: judge %s failed: %s", judge.name, type(exc).__name__)
         return Judgement(
@@ -134,6 +148,9 @@ def score_pending(
     """
     owner = owner or worker_id()
     retry = retry or RetryPolicy()
+    # Every score carries the contracts beside it (citations, quotes, severity, policy);
+    # a judge built by the registry has them already, with the configured rules.
+    judge = checked(judge)
     settled = 0
     refused = threading.Event()
     last_reason: str | None = None
@@ -149,11 +166,10 @@ def score_pending(
         # queued is not sent (its record is given back).
         if refused.is_set() or STOPPING.is_set():
             return None
-        chunks = [c.text for c in record.chunks]
-        if without_calls and isinstance(judge, SettlesOffline):
+        if without_calls and isinstance(judge, CheckedCascade):
             # None: the trace needs the LLM stage, whose budget is spent; it waits.
-            return judge.settle_offline(record.question, chunks, record.answer)
-        judgement = judge_safely(judge, record.question, chunks, record.answer)
+            return judge.settle_sources(record.question, sources_of(record), record.answer)
+        judgement = judge_safely(judge, record.question, record.chunks, record.answer)
         if judgement.blocks_judge:
             refused.set()
         return judgement

@@ -54,16 +54,11 @@ from . import bindings as b
 from . import confidence, hours, records
 from . import contradiction as c
 from . import text as t
+from .severity import rule_for
 from .support import Check, Evidence
 from .verify import verify
 
-NAME = "offline/v4"
-
-
-def _is_critical(sentence: str) -> bool:
-    words = sentence.split()
-    capitalised = any(w[:1].isupper() for w in words[1:])
-    return bool(t.numbers(sentence)) or capitalised
+NAME = "offline/v5"
 
 
 # An over-reaching clause must otherwise be held by its sentence's window: at most
@@ -163,9 +158,10 @@ class OfflineJudge:
                     "unsupported",
                     None,
                     None,
-                    _is_critical(s),
+                    rule_for(s) is not None,
                     confidence=confidence.of("empty_context", "unsupported"),
                     stage="offline",
+                    critical_rule=rule_for(s),
                 )
                 for s in sentences
             )
@@ -212,7 +208,7 @@ class OfflineJudge:
         schedules: Sequence[hours.Schedule] = (),
         threshold: float | None = None,
     ) -> Claim:
-        critical = _is_critical(sentence)
+        rule = rule_for(sentence)
 
         def claim(
             verdict: Verdict, basis: str, chunk: int | None = None, quote: str | None = None
@@ -222,9 +218,10 @@ class OfflineJudge:
                 verdict,
                 chunk,
                 quote,
-                critical or (basis == "number"),
+                rule is not None,
                 confidence=confidence.of(basis, verdict),
                 stage="offline",
+                critical_rule=rule,
             )
 
         needle = t.normalise(t.strip_end(sentence))

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 from ..model import Claim
 from . import text as t
+from .severity import rule_for
 
 
 def is_critical(sentence: str) -> bool:
-    """Numbers, amounts, dates and named entities make a claim critical."""
-    words = sentence.split()
-    return bool(t.numbers(sentence)) or any(w[:1].isupper() for w in words[1:])
+    """Whether a default severity rule (amount, dosage, date, identifier...) matches."""
+    return rule_for(sentence) is not None
 
 
 @dataclass(slots=True)
@@ -43,7 +43,13 @@ def prepare(chunks: Sequence[str], answer: str) -> Prepared:
         if found is None:
             prepared.targets.append(index)
         else:
+            rule = rule_for(sentence)
             prepared.resolved[index] = Claim(
-                sentence, "supported", found, t.strip_end(sentence), is_critical(sentence)
+                sentence,
+                "supported",
+                found,
+                t.strip_end(sentence),
+                rule is not None,
+                critical_rule=rule,
             )
     return prepared

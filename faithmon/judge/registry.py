@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..model import Judge
+from .contracts import Checked, Contracts, checked
 from .offline import OfflineJudge
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ class JudgeOptions:
     bar, in steps of 0.05, at which the claims it settles on RAGTruth's tuning half are
     at least 0.95 precise when ``supported`` and 0.85 when ``unsupported`` or
     ``contradicted``."""
+    severity_rules: str = ""
+    policy_rules: str = ""
+    citation_style: str = "all"
 
 
 def _offline(options: JudgeOptions) -> Judge:
@@ -82,9 +86,11 @@ JUDGES: Mapping[str, Callable[[JudgeOptions], Judge]] = {
 """Judge names (``FAITHMON_JUDGE``, ``faithmon score --judge``) and their factories."""
 
 
-def make_judge(kind: str, options: JudgeOptions) -> Judge:
+def make_judge(kind: str, options: JudgeOptions) -> Checked:
+    """The judge ``kind`` with the contracts (citations, quotes, severity, policy) applied."""
     try:
         factory = JUDGES[kind]
     except KeyError:
         raise ConfigError(f"unknown judge {kind!r}; known: {', '.join(JUDGES)}") from None
-    return factory(options)
+    contracts = Contracts.load(options.severity_rules, options.policy_rules, options.citation_style)
+    return checked(factory(options), contracts)

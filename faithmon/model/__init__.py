@@ -22,10 +22,12 @@ from .drift import (
     Stream,
 )
 from .judgement import (
+    Citation,
     Claim,
     Judge,
     Judgement,
     JudgementStatus,
+    PolicyFinding,
     SentinelCase,
     SentinelResult,
     Stage,
@@ -59,6 +61,7 @@ __all__ = [
     "ApiKey",
     "Baseline",
     "Chunk",
+    "Citation",
     "Claim",
     "Decision",
     "DroppedTrace",
@@ -70,6 +73,7 @@ __all__ = [
     "Judgement",
     "JudgementStatus",
     "Outcome",
+    "PolicyFinding",
     "RagRecord",
     "Sampler",
     "SamplingTally",

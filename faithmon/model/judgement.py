@@ -7,7 +7,15 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, Protocol
 
-Verdict = Literal["supported", "contradicted", "unsupported"]
+Verdict = Literal["supported", "contradicted", "unsupported", "partial"]
+"""``partial``: the context supports part of the claim (one of its facts, or its fact
+without a qualifier the chunk attaches); strict scores count it as not supported,
+lenient ones as not contradicted."""
+
+Citation = Literal["correct", "wrong", "unresolved", "none"]
+"""Whether a claim's citation markers point at chunks that support it: ``none`` when
+the claim cites nothing, ``unresolved`` when no marker names a chunk the generator was
+given."""
 
 Stage = Literal["offline", "llm"]
 
@@ -37,6 +45,24 @@ class Claim:
     rationale: str | None = None
     """The LLM judge's one-sentence reason for a verdict other than supported (reviewers
     read it); None: not given."""
+    critical_rule: str | None = None
+    """The severity rule that made the claim critical (``amount``, ``date``, ``misquote``)."""
+    missing: str | None = None
+    """For ``partial``: the part of the claim the context does not support."""
+    citations: tuple[int, ...] = ()
+    """The chunk indices (0-based, as passed to the generator) the claim's markers cite."""
+    citation: Citation | None = None
+    """Whether those chunks alone support the claim; None: citations were not checked."""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyFinding:
+    """A disclosure the answer must never contain, found by a policy rule. It is stored
+    with the evaluation and never changes the faithfulness score."""
+
+    rule: str
+    text: str
+    """What matched, from the (scrubbed) answer, cut to a short excerpt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +91,17 @@ class Judgement:
     """For a judge_error: the judge's reply as it came, when there was one."""
     blocks_judge: bool = False
     """For a judge_error: the configuration itself is refused (401, 403, no quota)."""
+    unresolved_citations: int = 0
+    """Citation markers in the answer that name no chunk the generator was given."""
+    policy: tuple[PolicyFinding, ...] = ()
+
+    @property
+    def citation_accuracy(self) -> float | None:
+        """Correct citations / cited claims; None when no claim cites anything."""
+        cited = [c for c in self.claims if c.citation in ("correct", "wrong", "unresolved")]
+        if not cited:
+            return None
+        return sum(c.citation == "correct" for c in cited) / len(cited)
 
     @property
     def faithfulness(self) -> float | None:
@@ -84,7 +121,7 @@ class Judgement:
 
     @property
     def not_supported(self) -> tuple[Claim, ...]:
-        """The claims the chunks do not support: unsupported or contradicted."""
+        """The claims the chunks do not support: unsupported, contradicted or partial."""
         return tuple(c for c in self.claims if c.verdict != "supported")
 
     @property
@@ -98,7 +135,8 @@ class Judgement:
 
     @property
     def critical_unsupported(self) -> bool:
-        """Unsupported, and a claim not supported is critical (a number, date or dosage)."""
+        """Unsupported, and a claim not supported is critical (a severity rule matched it:
+        an amount, date, dosage, identifier...)."""
         return self.unsupported and any(c.critical for c in self.not_supported)
 
 

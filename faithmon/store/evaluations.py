@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import RecordGone
-from ..model import Claim, Evidence, Judgement, Outcome, Usage
+from ..model import Claim, Evidence, Judgement, Outcome, PolicyFinding, Usage
 from ._dialect import insert_for, json_values, savepoint
 from .records import JUDGE_ERROR, SCORED
 from .tables import EvaluationRow, JudgeTrustRow, RecordRow
@@ -24,7 +24,20 @@ UNSUPPORTED = EvaluationRow.faithfulness < 1
 
 
 def to_claims(items: Sequence[dict[str, Any]]) -> tuple[Claim, ...]:
-    return tuple(Claim(**{**c, "flags": tuple(c.get("flags", ()))}) for c in items)
+    return tuple(
+        Claim(
+            **{
+                **c,
+                "flags": tuple(c.get("flags", ())),
+                "citations": tuple(c.get("citations", ())),
+            }
+        )
+        for c in items
+    )
+
+
+def to_policy(items: Sequence[dict[str, Any]] | None) -> tuple[PolicyFinding, ...]:
+    return tuple(PolicyFinding(str(f["rule"]), str(f["text"])) for f in items or ())
 
 
 def to_judgement(row: EvaluationRow) -> Judgement:
@@ -36,6 +49,8 @@ def to_judgement(row: EvaluationRow) -> Judgement:
         raw=row.raw,
         usage=Usage(**row.usage),
         latency_ms=row.latency_ms,
+        unresolved_citations=row.unresolved_citations or 0,
+        policy=to_policy(row.policy),
     )
 
 
@@ -53,6 +68,9 @@ def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> b
         "usage": asdict(judgement.usage),
         "latency_ms": judgement.latency_ms,
         "created_at": datetime.now(UTC),
+        "citation_accuracy": judgement.citation_accuracy,
+        "unresolved_citations": judgement.unresolved_citations,
+        "policy": [asdict(f) for f in judgement.policy],
     }
     statement = insert_for(session, EvaluationRow).on_conflict_do_nothing(
         index_elements=["record_id", "judge"]

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from ..model import Chunk, Feedback, RagRecord
 from ._dialect import insert_for, is_postgresql, json_items, json_text, skip_locked
-from .tables import ChunkRow, FeedbackRow, RecordDocumentRow, RecordRow
+from .tables import FeedbackRow, RecordDocumentRow, RecordRow
+from .tables_derived import ChunkRow
 
 PENDING = "pending"
 SCORED = "scored"

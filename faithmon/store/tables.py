@@ -152,6 +152,11 @@ class EvaluationRow(Base):
     usage: Mapped[dict[str, int]] = mapped_column(JSONType)
     latency_ms: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # The contracts beside the score: correct / cited claims (None: nothing cited), markers
+    # naming no chunk the generator was given, and policy findings ({rule, text}).
+    citation_accuracy: Mapped[float | None] = mapped_column(Float, nullable=True)
+    unresolved_citations: Mapped[int] = mapped_column(Integer, default=0)
+    policy: Mapped[list[dict[str, str]]] = mapped_column(JSONType, default=list)
 
     __table_args__ = (
         UniqueConstraint("record_id", "judge"),
@@ -371,28 +376,7 @@ class ApiKeyRow(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
-class ChunkRow(Base):
-    """A chunk a record's generator was given, by its position: written with the record
-    (and rewritten with it when late spans rebuild it), read from the record's chunks as
-    stored, so filters and per-document figures need not parse the JSON. The record's
-    ``chunks`` JSON stays what readers load; tenant and start are the record's again, for
-    a documents window."""
-
-    __tablename__ = "chunks"
-
-    record_id: Mapped[int] = mapped_column(
-        ForeignKey("records.id", ondelete="CASCADE"), primary_key=True
-    )
-    position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    # Unbounded, so in no PostgreSQL index (a B-tree entry there holds 2.7 KB at most).
-    doc_id: Mapped[str | None] = mapped_column(Text, nullable=True)
-    score: Mapped[float | None] = mapped_column(Float, nullable=True)
-    tenant: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-    __table_args__ = (Index("ix_chunks_tenant_started_at", "tenant", "started_at"),)
-
-
-# The rows derived from an evaluation's claims and the drift state live beside these; imported
-# here so that every table is in ``Base.metadata`` whichever module is imported first.
+# The rows derived from a record's chunks and an evaluation's claims, and the drift state,
+# live beside these; imported here so that every table is in ``Base.metadata`` whichever
+# module is imported first.
 from . import tables_derived as _derived  # noqa: E402, F401

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .tables import Base, JSONType, UTCDateTime
@@ -59,3 +59,25 @@ from . import tables_health as _health  # noqa: E402, F401
 from . import tables_outbox as _outbox  # noqa: E402, F401
 from . import tables_review as _review  # noqa: E402, F401
 from . import tables_silences as _silences  # noqa: E402, F401
+
+
+class ChunkRow(Base):
+    """A chunk a record's generator was given, by its position: written with the record
+    (and rewritten with it when late spans rebuild it), read from the record's chunks as
+    stored, so filters and per-document figures need not parse the JSON. The record's
+    ``chunks`` JSON stays what readers load; tenant and start are the record's again, for
+    a documents window."""
+
+    __tablename__ = "chunks"
+
+    record_id: Mapped[int] = mapped_column(
+        ForeignKey("records.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    # Unbounded, so in no PostgreSQL index (a B-tree entry there holds 2.7 KB at most).
+    doc_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tenant: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (Index("ix_chunks_tenant_started_at", "tenant", "started_at"),)

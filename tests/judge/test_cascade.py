@@ -193,7 +193,9 @@ def test_the_registry_and_wiring_build_the_cascade(server: tuple[OpenAIServer, s
             "FAITHMON_JUDGE_CASCADE_BAR": "0.75",
         }
     )
-    judge = wiring.make_judge(settings)
+    checked = wiring.make_judge(settings)
+    judge = checked.inner
+    assert checked.name == judge.name  # the shipped rules add nothing to the name
     assert isinstance(judge, CascadeJudge) and judge.bar == 0.75
     assert isinstance(judge.first, OfflineJudge) and isinstance(judge.second, OpenAIJudge)
     assert judge.name.startswith("cascade(offline/") and judge.name.endswith(",bar=0.75)")

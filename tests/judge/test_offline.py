@@ -45,7 +45,7 @@ def test_seed_example(judge: OfflineJudge, answer: str, faithfulness: float) -> 
     judgement = judge.judge("Where is order A17?", [CONTEXT], answer)
 
     assert judgement.status == "ok"
-    assert judgement.judge == judge.name == "offline/v4"
+    assert judgement.judge == judge.name == "offline/v5"
     assert judgement.faithfulness == faithfulness
 
 
