@@ -169,9 +169,11 @@ def generate(request: Request, chunks: list[dict[str, object]], rng: random.Rand
         return "I'm sorry, I can't find that in our help centre."
     top = str(chunks[0]["text"])
     first, _, rest = top.partition(". ")
-    sentences = [first.rstrip(".") + "."]
+    # The model cites its sources; the new one sometimes names the wrong chunk.
+    cite = 2 if request.model == NEW_MODEL and len(chunks) > 1 and rng.random() < 0.3 else 1
+    sentences = [f"{first.rstrip('.')} [{cite}]."]
     if rest and rng.random() < 0.5:
-        sentences.append(rest)
+        sentences.append(f"{rest.rstrip('.')} [1].")
     if request.model == NEW_MODEL and rng.random() < 0.6:
         sentences.append(rng.choice(INVENTED[request.route]))
     elif rng.random() < 0.04:

@@ -27,6 +27,7 @@ from ..store import records as stored_records
 from ..store import sentinels as store_sentinels
 from . import app
 
+SEVERITY_RULES = Path(__file__).with_name("severity.toml")
 PHASES = 4  # the second half of the traffic arrives in this many steps
 
 
@@ -40,6 +41,8 @@ def demo_settings(settings: Settings, requests: int) -> Settings:
         baseline_records=max(20, int(requests * 0.35)),
         baseline_days=0.0,
         segment_min_baseline=max(5, requests // 20),
+        # A help centre's own harms (refunds, fees, paused accounts) are critical too.
+        severity_rules=settings.severity_rules or str(SEVERITY_RULES),
     )
 
 

@@ -27,6 +27,9 @@ from .cascade import SettlesOffline
 from .rulebook import RuleSet
 
 MISQUOTE = severity.MISQUOTE
+ATTRIBUTION_WORDS = 3
+"""A sentence that is a verified quotation and at most this many words more ("the
+returns policy says") is supported by the quotation alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +159,12 @@ class Checked:
                     flags=(*claim.flags, MISQUOTE),
                     rationale="The quoted passage is not in the cited source.",
                 )
+        rest = claim.text
+        for passage in passages:
+            rest = rest.replace(passage.passage, " ")
+        if len(t.content_words(rest) | t.numbers(rest)) > ATTRIBUTION_WORDS:
+            # The sentence says more than its quotation: the rest is the judge's to settle.
+            return claim
         return replace(
             claim, verdict="supported", chunk=chunk, quote=passages[0].passage, missing=None
         )

@@ -54,11 +54,18 @@ def judgement_fields(judgement: Judgement) -> dict[str, Any]:
                 "chunk": c.chunk,
                 "quote": c.quote,
                 "critical": c.critical,
+                "critical_rule": c.critical_rule,
                 "flags": list(c.flags),
                 "stage": c.stage,
+                **({"missing": c.missing} if c.missing is not None else {}),
+                "citations": list(c.citations),
+                "citation": c.citation,
             }
             for c in judgement.claims
         ],
+        "citation_accuracy": judgement.citation_accuracy,
+        "unresolved_citations": judgement.unresolved_citations,
+        "policy": [{"rule": f.rule, "text": f.text} for f in judgement.policy],
         "judge": judgement.judge,
         "usage": {
             "calls": judgement.usage.calls,

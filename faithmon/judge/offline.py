@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
 from . import bindings as b
@@ -64,6 +65,18 @@ NAME = "offline/v5"
 # An over-reaching clause must otherwise be held by its sentence's window: at most
 # this share of its words missing.
 OVERREACH_MISSING = 0.2
+
+# A clause counts as held, for a partly supported claim, when it has at least this many
+# content words and the context supports it as a whole claim would be.
+PARTIAL_WORDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    verdict: Verdict
+    basis: str
+    unit: b.Unit | None
+
 
 # Bins of the support score over the threshold, for confidence: "novelty<=0.5" holds
 # claims scoring in (0.25, 0.5] of the threshold; "novelty>inf" a missing name.
@@ -248,10 +261,10 @@ class OfflineJudge:
             return claim("unsupported", "number")
         bound = self._clauses(sentence, plain, index)
         if bound is not None:
-            verdict, basis, unit = bound
+            verdict, basis, unit = bound.verdict, bound.basis, bound.unit
             if verdict == "contradicted" and unit is not None:
                 return claim(verdict, basis, unit.chunk, unit.text)
-            return claim("unsupported", basis)
+            return self._partial(sentence, evidence, threshold) or claim("unsupported", basis)
         if (
             check.quote is not None
             and check.chunk in plain
@@ -263,12 +276,44 @@ class OfflineJudge:
         bar = self.threshold if threshold is None else threshold
         basis = _novelty_bin(novelty / bar if bar else math.inf)
         if novelty > bar or check.quote is None:
-            return claim("unsupported", basis)
+            return self._partial(sentence, evidence, threshold) or claim("unsupported", basis)
         return claim("supported", basis, check.chunk, check.quote)
 
-    def _clauses(
-        self, sentence: str, plain: set[int], index: b.Index
-    ) -> tuple[Verdict, str, b.Unit | None] | None:
+    def _partial(self, sentence: str, evidence: Evidence, threshold: float | None) -> Claim | None:
+        """A claim not supported whole, one clause of which the context holds and another
+        not: ``partial``, quoting what holds and naming what does not. None otherwise."""
+        parts = b.clauses(t.strip_end(sentence))
+        if len(parts) < 2:
+            return None
+        bar = self.threshold if threshold is None else threshold
+        held: Check | None = None
+        failed = None
+        for part in parts:
+            check = evidence.check(part)
+            if (
+                check.quote is not None
+                and check.words >= PARTIAL_WORDS
+                and self.novelty(check) <= bar
+            ):
+                held = held or check
+            elif failed is None:
+                failed = part
+        if held is None or failed is None or held.quote is None:
+            return None
+        rule = rule_for(sentence)
+        return Claim(
+            sentence,
+            "partial",
+            held.chunk,
+            held.quote,
+            rule is not None,
+            confidence=confidence.of("partial", "partial"),
+            stage="offline",
+            critical_rule=rule,
+            missing=failed,
+        )
+
+    def _clauses(self, sentence: str, plain: set[int], index: b.Index) -> _Bound | None:
         """The first clause the context does not hold together, and why; None if all are."""
         parts = b.clauses(t.strip_end(sentence))
         carried: tuple[str, ...] = ()
@@ -286,7 +331,7 @@ class OfflineJudge:
             words = frozenset(index.words(clause))
             opposite = c.best_clause(words, unit.text, b.clauses(unit.text))
             if bound.missing_values and bound.conflicting and bound.coverage >= 0.5:
-                return "contradicted", "value", unit
+                return _Bound("contradicted", "value", unit)
             held = len(words & frozenset(index.words(opposite))) / len(words) if words else 0.0
             if unit.chunk in plain and bound.words >= 3:
                 subject = c.subject(clause, parts[number - 1] if number else "")
@@ -295,9 +340,9 @@ class OfflineJudge:
                 if min(held, back + 0.25) >= self.clause_negation and c.negates(
                     clause, opposite, subject, unit.text
                 ):
-                    return "contradicted", "clause_negation", unit
+                    return _Bound("contradicted", "clause_negation", unit)
                 if held >= self.clause_antonym and c.antonym(words, unit.words):
-                    return "contradicted", "antonym", unit
+                    return _Bound("contradicted", "antonym", unit)
             if worst is not None:
                 continue
             if bound.missing_names and self.clause_names:
@@ -313,4 +358,4 @@ class OfflineJudge:
                 share = (absent + self.moved_weight * len(bound.moved)) / bound.words
                 if share > self.clause_threshold:
                     worst = ("unsupported", "clause", unit)
-        return worst
+        return None if worst is None else _Bound(*worst)

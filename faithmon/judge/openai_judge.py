@@ -301,6 +301,8 @@ class OpenAIJudge:
             critical=is_critical(str(claim_text)),
             # A reason for a supported claim adds nothing a reviewer needs.
             rationale=str(reason)[:500] if reason and verdict != "supported" else None,
+            # For a partial claim the reason names the part the context does not hold.
+            missing=str(reason)[:500] if reason and verdict == "partial" else None,
         )
 
     # -- cache of verdicts ---------------------------------------------------------

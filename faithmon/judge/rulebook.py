@@ -98,7 +98,8 @@ def _rule(raw: Any, where: str) -> Rule:
     return Rule(name.strip(), regex)
 
 
-def parse(text: str, where: str) -> RuleSet:
+def parse(text: str, where: str, default: str | None = None) -> RuleSet:
+    """The rules of ``text``; ``default`` names the shipped file an ``extends`` builds on."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -107,6 +108,12 @@ def parse(text: str, where: str) -> RuleSet:
     if not isinstance(raw_rules, list):
         raise ConfigError(f"{where}: rules are written as [[rule]] tables")
     rules = tuple(_rule(r, where) for r in raw_rules)
+    extends = data.pop("extends", None)
+    if extends is not None:
+        # ``extends = "default"``: the shipped rules first, then this file's own.
+        if extends != "default" or default is None:
+            raise ConfigError(f'{where}: extends may only name "default"')
+        rules = parse(default_text(default), "default").rules + rules
     names = [r.name for r in rules]
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}: two rules share a name")
@@ -131,4 +138,4 @@ def load(path: str | Path | None, default: str) -> RuleSet:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read rules file {path}: {exc.strerror or exc}") from None
-    return parse(text, str(path))
+    return parse(text, str(path), default)

@@ -8,8 +8,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-Label = Literal["supported", "unsupported", "contradicted", "not_verifiable"]
-LABELS: tuple[str, ...] = ("supported", "unsupported", "contradicted", "not_verifiable")
+Label = Literal["supported", "unsupported", "contradicted", "not_verifiable", "partial"]
+LABELS: tuple[str, ...] = (
+    "supported",
+    "unsupported",
+    "contradicted",
+    "not_verifiable",
+    "partial",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,8 @@ each figure is computed with those weights, and its interval uses Kish's effecti
 size ``(Σw)² / Σw²``, so a figure resting on a few heavily weighted items says so.
 
 - Claim level: the judge's verdict against the reviewer's label, as *supported* against
-  *not supported* (``unsupported``, ``contradicted`` and ``not_verifiable`` all fail).
+  *not supported* (``unsupported``, ``contradicted``, ``partial`` and ``not_verifiable``
+  all fail).
 - Answer level: the judge passes an answer when it supports every claim; a reviewer when
   every labelled claim is supported. *False acceptance* is the share of answers reviewers
   failed that the judge passed; *false rejection* the share they passed that it failed.

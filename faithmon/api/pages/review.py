@@ -36,7 +36,13 @@ from ..v1.review import (
 from .shell import HEADERS, grant_of, not_found, page
 
 ASSETS = ("review.css", "review.js")
-KEYS = {"supported": "s", "unsupported": "u", "contradicted": "c", "not_verifiable": "n"}
+KEYS = {
+    "supported": "s",
+    "unsupported": "u",
+    "contradicted": "c",
+    "not_verifiable": "n",
+    "partial": "p",
+}
 SHOWN = 20
 """Items listed on the desk (the count goes up to ``COUNTED``)."""
 COUNTED = 500

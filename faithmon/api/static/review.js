@@ -1,12 +1,15 @@
-// The review page's keys. On the desk, Enter leases the next item. On an item: s, u, c, n
-// set the selected claim's verdict (supported, unsupported, contradicted, not verifiable),
+// The review page's keys. On the desk, Enter leases the next item. On an item: s, u, c, n, p
+// set the selected claim's verdict (supported, unsupported, contradicted, not verifiable,
+// partial),
 // x toggles its critical box, j/k or the arrow keys move between claims, Enter submits the
 // labels (the server then leases the next item), Escape skips. The keys only tick the
 // form's own radios and boxes: without this script the same form works by mouse. Nothing
 // here reads trace text into HTML (the server has escaped it; this file adds no markup).
 (function () {
   "use strict";
-  var VERDICTS = { s: "supported", u: "unsupported", c: "contradicted", n: "not_verifiable" };
+  var VERDICTS = {
+    s: "supported", u: "unsupported", c: "contradicted", n: "not_verifiable", p: "partial"
+  };
   var start = document.getElementById("start");
   var form = document.getElementById("labels");
   var claims = form ? Array.prototype.slice.call(form.querySelectorAll("fieldset.claim")) : [];

@@ -1,0 +1,181 @@
+"""Citation markers: each form, unresolved and hidden chunks, and the per-claim check."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from faithmon.errors import ConfigError
+from faithmon.judge import JudgeOptions, OfflineJudge, make_judge
+from faithmon.judge.citations import Source, parse, styles_of
+from faithmon.judge.contracts import Contracts, checked
+from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.model import Chunk
+from tests.openai_server import OpenAIServer, reply
+from tests.servers import serve_in_thread
+
+CHUNKS = [
+    "Returns are accepted within 30 days of delivery.",
+    "Refunds go back to the original card within 5 business days.",
+    "Print the return label from the Orders page.",
+]
+SOURCES = [
+    Source(CHUNKS[0], id="kb-returns", url="https://help.example/returns"),
+    Source(CHUNKS[1], id="kb-refunds"),
+    Source(CHUNKS[2], id="kb-labels"),
+]
+ALL = styles_of("all")
+
+
+@pytest.mark.parametrize(
+    ("answer", "cited"),
+    [
+        ("Refunds take 5 days [2].", (1,)),
+        ("Refunds take 5 days [1, 3].", (0, 2)),
+        ("Refunds take 5 days [1-2].", (0, 1)),
+        ("Refunds take 5 days [doc-3].", (2,)),
+        ("Refunds take 5 days [kb-refunds].", (1,)),
+        ("Refunds take 5 days.[^2]", (1,)),
+        ("Refunds take 5 days^3.", (2,)),
+        ("Refunds take [5 days](https://help.example/returns/).", (0,)),
+        ("Refunds take 5 days. [2]", (1,)),
+    ],
+)
+def test_each_marker_form_resolves_to_its_chunk(answer: str, cited: tuple[int, ...]) -> None:
+    marked = parse(answer, SOURCES, ALL)
+    assert [s.cited for s in marked.sentences] == [cited]
+    assert marked.unresolved == 0
+    assert "[" not in marked.answer and "^" not in marked.answer  # the judge reads no marker
+
+
+def test_text_in_brackets_that_names_no_chunk_is_not_a_marker() -> None:
+    marked = parse("It is fine [sic]. See [the guide](https://elsewhere.example).", SOURCES, ALL)
+    assert marked.unresolved == 0 and all(not s.has_markers for s in marked.sentences)
+    assert "[sic]" in marked.answer and "(https://elsewhere.example)" in marked.answer
+
+
+def test_markers_past_the_last_chunk_or_to_a_hidden_one_are_unresolved() -> None:
+    # kb-hidden was retrieved but never passed to the generator: it is not in SOURCES.
+    marked = parse("Returns take 30 days [7]. Refunds are quick [kb-hidden-9].", SOURCES, ALL)
+    assert [(s.cited, s.unresolved) for s in marked.sentences] == [((), 1), ((), 1)]
+    assert marked.unresolved == 2
+
+
+def test_displayed_numbers_in_chunk_metadata_win_over_positions() -> None:
+    shown = [Source(c, number=n) for c, n in zip(CHUNKS, (4, 5, 6), strict=True)]
+    marked = parse("Refunds take 5 days [5]. Labels print [1].", shown, ALL)
+    assert [(s.cited, s.unresolved) for s in marked.sentences] == [((1,), 0), ((), 1)]
+
+
+def test_a_style_turned_off_is_left_as_text() -> None:
+    marked = parse("Refunds take 5 days [2].", SOURCES, styles_of("footnote"))
+    assert marked.unresolved == 0 and marked.answer == "Refunds take 5 days [2]."
+    with pytest.raises(ValueError, match="unknown citation style 'apa'"):
+        styles_of("numeric,apa")
+
+
+def test_a_faithful_answer_with_a_misplaced_citation() -> None:
+    """Every claim is supported, so faithfulness is 1.0; one cites a chunk that does not
+    support it, so citation accuracy is 0.5."""
+    answer = (
+        "Returns are accepted within 30 days of delivery [1]. "
+        "Refunds go back to the original card within 5 business days [3]."
+    )
+    judgement = checked(OfflineJudge()).judge("How do returns work?", CHUNKS, answer)
+    assert judgement.faithfulness == 1.0
+    assert judgement.citation_accuracy == 0.5
+    assert [(c.citations, c.citation) for c in judgement.claims] == [
+        ((0,), "correct"),
+        ((2,), "wrong"),
+    ]
+    assert judgement.claims[1].chunk == 1  # its evidence is chunk 2, not the cited 3
+
+
+def test_unresolved_markers_are_counted_and_uncited_claims_are_none() -> None:
+    answer = "Returns are accepted within 30 days of delivery [7]. Print the return label."
+    judgement = checked(OfflineJudge()).judge("q", CHUNKS, answer)
+    assert judgement.unresolved_citations == 1
+    assert [c.citation for c in judgement.claims] == ["unresolved", "none"]
+    assert judgement.citation_accuracy == 0.0
+
+
+def test_an_answer_without_markers_has_no_citation_accuracy() -> None:
+    judgement = checked(OfflineJudge()).judge("q", CHUNKS, "Print the return label.")
+    assert judgement.citation_accuracy is None
+    assert [c.citation for c in judgement.claims] == ["none"]
+
+
+def test_a_record_s_chunks_are_named_by_their_ids() -> None:
+    chunks = [Chunk(i, s.text, s.id) for i, s in enumerate(SOURCES)]
+    judgement = checked(OfflineJudge()).judge_chunks(
+        "q", chunks, "Print the return label from the Orders page [kb-labels]."
+    )
+    assert [(c.citations, c.citation) for c in judgement.claims] == [((2,), "correct")]
+
+
+def test_non_default_styles_are_another_judge_configuration() -> None:
+    plain = make_judge("offline", JudgeOptions())
+    assert plain.name == OfflineJudge().name
+    numeric = make_judge("offline", JudgeOptions(citation_style="numeric"))
+    assert numeric.name == f"{OfflineJudge().name} citations=numeric"
+    with pytest.raises(ConfigError, match="FAITHMON_CITATION_STYLE"):
+        Contracts.load(style="apa")
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[OpenAIServer, str]]:
+    scripted = OpenAIServer()
+    with serve_in_thread(scripted.app) as url:
+        yield scripted, url + "/v1"
+
+
+def test_the_llm_judge_checks_a_citation_only_when_its_quote_is_elsewhere(
+    server: tuple[OpenAIServer, str],
+) -> None:
+    """Sentence 0's quote lies in its cited chunk: correct with no call. Sentence 1 is
+    supported by chunk 2 but cites chunk 1: one more request, with chunk 1 alone."""
+    scripted, url = server
+    judge = checked(
+        OpenAIJudge(OpenAIJudgeConfig(model="m", base_url=url, api_key="k", backoff=0.01))
+    )
+    answer = "Returns are fine for a month [1]. Money returns to the card in 5 days [1]."
+    scripted.play(
+        reply(
+            [
+                {
+                    "sentence": 0,
+                    "claim": "a",
+                    "chunk": 0,
+                    "quote": CHUNKS[0],
+                    "verdict": "supported",
+                },
+                {
+                    "sentence": 1,
+                    "claim": "b",
+                    "chunk": 1,
+                    "quote": CHUNKS[1],
+                    "verdict": "supported",
+                },
+            ]
+        ),
+        reply(
+            [
+                {
+                    "sentence": 0,
+                    "claim": "b",
+                    "chunk": None,
+                    "quote": "",
+                    "verdict": "unsupported",
+                    "reason": "The chunk is about returns, not refunds.",
+                }
+            ]
+        ),
+    )
+    judgement = judge.judge("q", CHUNKS, answer)
+    assert judgement.faithfulness == 1.0
+    assert [c.citation for c in judgement.claims] == ["correct", "wrong"]
+    assert len(scripted.requests) == 2
+    second = json.dumps(scripted.requests[1])
+    assert "Refunds go back" not in second and "Returns are accepted" in second
