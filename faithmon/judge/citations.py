@@ -153,9 +153,10 @@ def parse(answer: str, sources: Sequence[Source], styles: frozenset[str]) -> Mar
         named = [i for n in _TOKEN.findall(sentence) for i in found[int(n)]]
         cited = tuple(dict.fromkeys(i for i in named if i is not None))
         clean = _TOKEN.sub("", sentence).strip()
-        if clean:
+        if clean and not (sentences and named and t.is_non_claim(clean)):
             sentences.append(Sentence(clean, cited, sum(i is None for i in named)))
-        elif sentences:  # a line of markers alone cites for the sentence before it
+        elif sentences:
+            # A line of markers alone, or "See [4].", cites for the sentence before it.
             last = sentences[-1]
             sentences[-1] = Sentence(
                 last.text,

@@ -33,7 +33,9 @@ _NON_CLAIM = re.compile(
     r"(?:yes|no|good question|great question)[!.,]*$|sorry|unfortunately,? i|"
     r"(?:the|this) (?:context|information) (?:does not|doesn't) (?:say|mention|contain)|"
     r"(?:sure|certainly|of course|okay|ok)[!.,]*$|here(?: is|'s| are) (?:a |an |the )?"
-    r"(?:summary|overview|answer|response|description|list)\b)",
+    r"(?:summary|overview|answer|response|description|list)\b|"
+    # What is left of "See [4]." or "Sources: [1][2]" once citation markers are cut.
+    r"(?:see|see also|cf|source|sources|ref|refs|references?|citations?)[.:!]*$)",
 )
 # An abstention anywhere in a sentence: "..., the passages do not mention X".
 _ABSTAIN = re.compile(

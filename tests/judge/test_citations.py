@@ -179,3 +179,12 @@ def test_the_llm_judge_checks_a_citation_only_when_its_quote_is_elsewhere(
     assert len(scripted.requests) == 2
     second = json.dumps(scripted.requests[1])
     assert "Refunds go back" not in second and "Returns are accepted" in second
+
+
+def test_a_sentence_that_only_points_at_sources_cites_for_the_one_before() -> None:
+    answer = "Refunds go back to the original card within 5 business days. See [2]. Sources: [9]"
+    judgement = checked(OfflineJudge()).judge("q", CHUNKS, answer)
+    assert [(c.text, c.citations, c.citation) for c in judgement.claims] == [
+        ("Refunds go back to the original card within 5 business days.", (1,), "correct")
+    ]
+    assert judgement.unresolved_citations == 1 and judgement.faithfulness == 1.0

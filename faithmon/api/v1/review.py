@@ -156,7 +156,7 @@ class ReviewClaimOut(BaseModel):
     verdict: str = Field(description="The judge's: supported, unsupported or contradicted.")
     chunk: int | None = Field(description="The cited chunk's 0-based index in `chunks`.")
     quote: str | None = Field(description="The evidence the judge quoted from that chunk.")
-    critical: bool = Field(description="The judge found it critical (a number, date, amount).")
+    critical: bool = Field(description="A severity rule made it critical (an amount, date...).")
     rationale: str | None = Field(
         default=None, description="The LLM judge's reason for a verdict other than supported."
     )
