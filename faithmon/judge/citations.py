@@ -148,7 +148,7 @@ def parse(answer: str, sources: Sequence[Source], styles: frozenset[str]) -> Mar
         return Marked(answer, [Sentence(s) for s in t.sentences(answer)])
     # "… 30 days. [1] Refunds …": a marker after a sentence's end belongs to that sentence.
     marked = _BEFORE_END.sub(lambda m: f"{m[2]}{m[1]}", marked)
-    sentences = []
+    sentences: list[Sentence] = []
     for sentence in t.sentences(marked):
         named = [i for n in _TOKEN.findall(sentence) for i in found[int(n)]]
         cited = tuple(dict.fromkeys(i for i in named if i is not None))

@@ -5,9 +5,11 @@ judge reads the clean answer) and policy rules run. After it: quotations are che
 by string (``quotes``), every claim is rated by the severity rules, and each claim
 inherits its sentence's markers. A cited claim's citation is ``correct`` when the
 chunks it cites support it: settled with no call when its verified quote lies in a
-cited chunk, ``wrong`` when no chunk supports it at all, and otherwise asked of the
-same judge with the cited chunks alone (one request per set of cited chunks; a
-cascade's first stage settles what it can).
+cited chunk, ``wrong`` when no chunk supports it at all, and otherwise by the same
+judge with the cited chunks alone. The LLM judge is asked in the very request that
+judges the claims (``judge_cited``), so citations cost it no request of their own; any
+other judge, or a reply that did not say, is asked again with the cited chunks alone
+(one request per set of cited chunks; a cascade's first stage settles what it can).
 
 The rules are part of the judge configuration: non-default rules or styles add their
 digests to the judge's name, so changing them starts a new configuration.
@@ -15,9 +17,10 @@ digests to the judge's name, so changing them starts a new configuration.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from ..model import Chunk, Citation, Claim, Judge, Judgement
 from . import citations as cite
@@ -84,6 +87,19 @@ def _sentence_of(claim: Claim, sentences: Sequence[cite.Sentence]) -> cite.Sente
     return best
 
 
+@runtime_checkable
+class CitesInOneCall(Protocol):
+    """A judge that checks citations in the same request as the claims (the LLM judge)."""
+
+    def judge_cited(
+        self,
+        question: str,
+        chunks: Sequence[str],
+        answer: str,
+        cited: Mapping[str, Sequence[int]],
+    ) -> Judgement: ...
+
+
 class Checked:
     """A judge with the contracts applied (see the module docstring)."""
 
@@ -112,7 +128,11 @@ class Checked:
     ) -> Judgement:
         texts = [s.text for s in sources]
         marked = cite.parse(answer, sources, self.contracts.styles)
-        judgement = self.inner.judge(question, texts, marked.answer)
+        cited = {s.text: s.cited for s in marked.sentences if s.cited}
+        if cited and isinstance(self.inner, CitesInOneCall):
+            judgement = self.inner.judge_cited(question, texts, marked.answer, cited)
+        else:
+            judgement = self.inner.judge(question, texts, marked.answer)
         return self._finish(judgement, question, texts, answer, marked, offline_only=False)
 
     def _finish(
@@ -194,6 +214,8 @@ class Checked:
                 settled.append(replace(claim, citation="correct"))
             elif claim.verdict != "supported":
                 settled.append(replace(claim, citation="wrong"))
+            elif claim.citation in ("correct", "wrong"):
+                settled.append(claim)  # the judge said so in the same request
             else:
                 ask.setdefault(cited, []).append(number)
                 settled.append(claim)

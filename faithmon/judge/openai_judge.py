@@ -16,20 +16,20 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import urlparse
 
 from openai import OpenAI
 
-from ..model import Claim, Judgement, Verdict
+from ..model import Citation, Claim, Judgement, Verdict
 from . import prompts
 from . import text as t
 from .cache import VerdictCache
 from .openai_calls import CallUsage, JudgeFailure, RateLimiter, RetryLayer
 from .openai_ladder import Ladder
-from .precheck import Prepared, is_critical, prepare
+from .precheck import Prepared, is_critical, mark_cited, prepare
 from .verify import SchemaError, verify
 
 Mode = Literal["one_call", "two_call"]
@@ -125,6 +125,30 @@ class OpenAIJudge:
             return done("ok", [prepared.resolved[i] for i in sorted(prepared.resolved)])
         return self._judge_prepared(question, chunks, prepared, answer, done, usage)
 
+    def judge_cited(
+        self,
+        question: str,
+        chunks: Sequence[str],
+        answer: str,
+        cited: Mapping[str, Sequence[int]],
+    ) -> Judgement:
+        """``judge``, also asking in the same request whether each cited sentence's chunks
+        (``cited``: sentence → chunk indices) support it on their own; its claims come back
+        with ``citation`` where the reply said. A sentence the pre-checks found verbatim in
+        a chunk it does not cite is asked about for its citation alone. Two-call mode asks
+        nothing more (the caller checks citations itself)."""
+        if self.config.mode == "two_call" or not cited:
+            return self.judge(question, chunks, answer)
+        started = time.perf_counter()
+        usage = CallUsage()
+        prepared = mark_cited(prepare(chunks, answer), cited)
+        done = self._finisher(started, usage)
+        if not prepared.has_claims or not any(chunk.strip() for chunk in chunks):
+            return self.judge(question, chunks, answer)
+        if not prepared.targets and not prepared.recheck:
+            return done("ok", [prepared.resolved[i] for i in sorted(prepared.resolved)])
+        return self._judge_prepared(question, chunks, prepared, answer, done, usage)
+
     def judge_claims(
         self, question: str, chunks: Sequence[str], sentences: Sequence[str]
     ) -> Judgement:
@@ -166,6 +190,7 @@ class OpenAIJudge:
             chunks,
             answer if answer is not None else "\n".join(prepared.sentences),
             claims_only,
+            prepared.cites,
         )
         cached = self._cache.get(key)
         if cached is None:
@@ -186,6 +211,12 @@ class OpenAIJudge:
         by_sentence: dict[int, list[Claim]] = {i: [c] for i, c in prepared.resolved.items()}
         for claim in cached:
             index = prepared.sentences.index(claim.text) if claim.text in prepared.sentences else -1
+            if index in prepared.recheck:
+                # Asked for its citation alone: the pre-checks' verdict stands.
+                stood = by_sentence[index][0]
+                if claim.citation is not None and stood.citation != "wrong":
+                    by_sentence[index] = [replace(stood, citation=claim.citation)]
+                continue
             by_sentence.setdefault(index, []).append(claim)
         ordered = [c for i in sorted(by_sentence) for c in by_sentence[i]]
         return done("ok", ordered)
@@ -202,16 +233,26 @@ class OpenAIJudge:
     ) -> tuple[Claim, ...]:
         if self.config.mode == "two_call":
             return self._two_calls(question, chunks, prepared, usage, deadline)
-        message = prompts.claims_message(question, chunks, prepared.sentences, prepared.targets)
+        asked = sorted({*prepared.targets, *prepared.recheck})
+        message = prompts.claims_message(
+            question, chunks, prepared.sentences, asked, prepared.cites
+        )
 
         def claims_from(reply: dict[str, Any]) -> tuple[Claim, ...]:
             claims = []
             for item in reply["claims"]:
                 sentence = int(item["sentence"])
-                if sentence not in prepared.targets:
+                if sentence not in asked:
                     raise SchemaError(f"claim for sentence S{sentence}, which was not asked")
-                claims.append(self._claim(item, prepared.sentences[sentence], item["claim"]))
-            if not claims:
+                claim = self._claim(item, prepared.sentences[sentence], item["claim"])
+                if sentence in prepared.cites and isinstance(item.get("cited"), bool):
+                    claim = replace(claim, citation="correct" if item["cited"] else "wrong")
+                if sentence in prepared.recheck:
+                    # Only its citation was asked: never a verdict, so never verified.
+                    recheck.append(replace(claim, verdict="unsupported", chunk=None))
+                    continue
+                claims.append(claim)
+            if not claims and not recheck:
                 raise ValueError("no claims for the sentences asked")
             # A sentence the reply skipped is not judged supported: it counts as
             # unsupported, flagged, rather than vanishing from the score.
@@ -227,8 +268,18 @@ class OpenAIJudge:
                             flags=(NOT_JUDGED,),
                         )
                     )
+            # A sentence asked again for its citation is correct only when every claim
+            # the reply made of it is.
+            for index in prepared.recheck:
+                mine = [c.citation for c in recheck if c.text == prepared.sentences[index]]
+                if mine and None not in mine:
+                    citation: Citation = "correct" if set(mine) == {"correct"} else "wrong"
+                    claims.append(
+                        Claim(prepared.sentences[index], "unsupported", citation=citation)
+                    )
             return verify(claims, chunks)
 
+        recheck: list[Claim] = []
         return self._ladder.structured(
             prompts.SYSTEM, message, prompts.CLAIMS_SCHEMA, "claims", usage, deadline, claims_from
         )
@@ -308,7 +359,12 @@ class OpenAIJudge:
     # -- cache of verdicts ---------------------------------------------------------
 
     def _cache_key(
-        self, question: str, chunks: Sequence[str], answer: str, claims_only: bool = False
+        self,
+        question: str,
+        chunks: Sequence[str],
+        answer: str,
+        claims_only: bool = False,
+        cites: Mapping[int, Sequence[int]] | None = None,
     ) -> str:
         document: dict[str, Any] = {
             "prompt": prompts.PROMPT_HASH,
@@ -322,6 +378,9 @@ class OpenAIJudge:
             "answer": t.normalise(answer),
             "chunks": [hashlib.sha256(t.normalise(c).encode()).hexdigest() for c in chunks],
         }
+        if cites:
+            # The citations asked about change the request, so the reply.
+            document["cites"] = {str(i): list(c) for i, c in sorted(cites.items())}
         if claims_only:
             # The given sentences, without the pre-checks: never the same entry as an answer's.
             document["claims_only"] = True

@@ -7,7 +7,7 @@ goes to the LLM, so copy-heavy answers often cost no call at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model import Claim
@@ -25,6 +25,10 @@ class Prepared:
     sentences: list[str]
     resolved: dict[int, Claim] = field(default_factory=dict)
     targets: list[int] = field(default_factory=list)
+    cites: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Cited sentences and the chunks they cite, for the judge to check in the same call."""
+    recheck: list[int] = field(default_factory=list)
+    """Resolved sentences asked again only for their citation (their quote lies elsewhere)."""
 
     @property
     def has_claims(self) -> bool:
@@ -52,4 +56,20 @@ def prepare(chunks: Sequence[str], answer: str) -> Prepared:
                 rule is not None,
                 critical_rule=rule,
             )
+    return prepared
+
+
+def mark_cited(prepared: Prepared, cited: Mapping[str, Sequence[int]]) -> Prepared:
+    """Note which sentences cite which chunks (``cited``: sentence → chunk indices); a
+    sentence resolved verbatim from a chunk it does not cite is to be asked again, for its
+    citation alone."""
+    wanted = {t.normalise(s): tuple(c) for s, c in cited.items()}
+    for index, sentence in enumerate(prepared.sentences):
+        named = wanted.get(t.normalise(sentence))
+        if not named:
+            continue
+        prepared.cites[index] = named
+        resolved = prepared.resolved.get(index)
+        if resolved is not None and resolved.chunk not in named:
+            prepared.recheck.append(index)
     return prepared

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 PROMPT_ID = "faithmon.judge/v2"
@@ -25,8 +25,10 @@ SYSTEM = (
     "chunk states otherwise), partial (the chunk supports only part of it: one of its "
     "facts, or its fact without a condition the chunk attaches; quote the supported part) "
     "or unsupported (no chunk says it); for a verdict other than supported, a reason in "
-    "one short sentence, naming the unsupported part of a partial claim (else null). Use "
-    "no outside knowledge."
+    "one short sentence, naming the unsupported part of a partial claim (else null); and, "
+    "for a sentence listed under CITED, whether the chunks it cites there support the "
+    "claim on their own (cited: true or false; null for a sentence not listed). Use no "
+    "outside knowledge."
 )
 
 VERDICTS = ["supported", "contradicted", "unsupported", "partial"]
@@ -41,7 +43,15 @@ CLAIMS_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["sentence", "claim", "chunk", "quote", "verdict", "reason"],
+                "required": [
+                    "sentence",
+                    "claim",
+                    "chunk",
+                    "quote",
+                    "verdict",
+                    "reason",
+                    "cited",
+                ],
                 "properties": {
                     "sentence": {"type": "integer"},
                     "claim": {"type": "string"},
@@ -49,6 +59,7 @@ CLAIMS_SCHEMA: dict[str, Any] = {
                     "quote": {"type": "string"},
                     "verdict": {"type": "string", "enum": VERDICTS},
                     "reason": {"type": ["string", "null"]},
+                    "cited": {"type": ["boolean", "null"]},
                 },
             },
         }
@@ -132,15 +143,26 @@ def context_block(chunks: Sequence[str]) -> str:
 
 
 def claims_message(
-    question: str, chunks: Sequence[str], sentences: Sequence[str], targets: Sequence[int]
+    question: str,
+    chunks: Sequence[str],
+    sentences: Sequence[str],
+    targets: Sequence[int],
+    cites: Mapping[int, Sequence[int]] | None = None,
 ) -> str:
-    """One request for all unresolved sentences: static parts first, data last."""
+    """One request for all unresolved sentences: static parts first, data last. ``cites``:
+    the chunks each cited sentence's markers name, asked about in the same request."""
     answer = "\n".join(f"[S{i}] {s}" for i, s in enumerate(sentences))
     judge = ", ".join(f"S{i}" for i in targets)
-    return (
+    message = (
         f"QUESTION:\n{question}\n\n{context_block(chunks)}\n\n"
         f"ANSWER SENTENCES:\n{answer}\n\nJUDGE: {judge}"
     )
+    if cites:
+        cited = "\n".join(
+            f"S{i}: {', '.join(f'C{c}' for c in cites[i])}" for i in sorted(cites) if i in targets
+        )
+        message += f"\n\nCITED:\n{cited}"
+    return message
 
 
 def decompose_message(question: str, sentences: Sequence[str], targets: Sequence[int]) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
 from faithmon.errors import ConfigError
 from faithmon.judge import JudgeOptions, OfflineJudge, make_judge
 from faithmon.judge.citations import Source, parse, styles_of
-from faithmon.judge.contracts import Contracts, checked
+from faithmon.judge.contracts import Checked, Contracts, checked
 from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
 from faithmon.model import Chunk
 from tests.openai_server import OpenAIServer, reply
@@ -131,50 +132,64 @@ def server() -> Iterator[tuple[OpenAIServer, str]]:
         yield scripted, url + "/v1"
 
 
-def test_the_llm_judge_checks_a_citation_only_when_its_quote_is_elsewhere(
+def _llm(url: str, **changes: object) -> Checked:
+    config = OpenAIJudgeConfig(model="m", base_url=url, api_key="k", backoff=0.01)
+    return checked(OpenAIJudge(replace(config, **changes)))  # type: ignore[arg-type]
+
+
+def _claim(sentence: int, chunk: int, verdict: str, cited: bool | None) -> dict[str, object]:
+    return {
+        "sentence": sentence,
+        "claim": "c",
+        "chunk": chunk,
+        "quote": CHUNKS[chunk],
+        "verdict": verdict,
+        "reason": None,
+        "cited": cited,
+    }
+
+
+LLM_ANSWER = "Returns are fine for a month [1]. Money returns to the card in 5 days [1]."
+
+
+def test_the_llm_judge_checks_citations_in_the_request_that_judges_the_claims(
     server: tuple[OpenAIServer, str],
 ) -> None:
-    """Sentence 0's quote lies in its cited chunk: correct with no call. Sentence 1 is
-    supported by chunk 2 but cites chunk 1: one more request, with chunk 1 alone."""
+    """Sentence 0's quote lies in its cited chunk: correct. Sentence 1 is supported by
+    chunk 2 but cites chunk 1, and the reply says chunk 1 alone does not support it."""
     scripted, url = server
-    judge = checked(
-        OpenAIJudge(OpenAIJudgeConfig(model="m", base_url=url, api_key="k", backoff=0.01))
-    )
-    answer = "Returns are fine for a month [1]. Money returns to the card in 5 days [1]."
-    scripted.play(
-        reply(
-            [
-                {
-                    "sentence": 0,
-                    "claim": "a",
-                    "chunk": 0,
-                    "quote": CHUNKS[0],
-                    "verdict": "supported",
-                },
-                {
-                    "sentence": 1,
-                    "claim": "b",
-                    "chunk": 1,
-                    "quote": CHUNKS[1],
-                    "verdict": "supported",
-                },
-            ]
-        ),
-        reply(
-            [
-                {
-                    "sentence": 0,
-                    "claim": "b",
-                    "chunk": None,
-                    "quote": "",
-                    "verdict": "unsupported",
-                    "reason": "The chunk is about returns, not refunds.",
-                }
-            ]
-        ),
-    )
-    judgement = judge.judge("q", CHUNKS, answer)
+    scripted.play(reply([_claim(0, 0, "supported", True), _claim(1, 1, "supported", False)]))
+    judgement = _llm(url).judge("q", CHUNKS, LLM_ANSWER)
     assert judgement.faithfulness == 1.0
+    assert [c.citation for c in judgement.claims] == ["correct", "wrong"]
+    assert len(scripted.requests) == 1
+    prompt = scripted.requests[0]["messages"][-1]["content"]
+    assert "CITED:\nS0: C0\nS1: C0" in prompt and "[1]" not in prompt
+
+
+def test_a_verbatim_sentence_citing_another_chunk_is_asked_for_its_citation_alone(
+    server: tuple[OpenAIServer, str],
+) -> None:
+    scripted, url = server
+    answer = f"{CHUNKS[1]} [3]"  # verbatim from chunk 2, citing chunk 3
+    scripted.play(reply([_claim(0, 1, "unsupported", False)]))
+    [claim] = _llm(url).judge("q", CHUNKS, answer).claims
+    # The pre-checks' verdict stands; only the citation came from the reply.
+    assert (claim.verdict, claim.chunk, claim.citation) == ("supported", 1, "wrong")
+    assert "JUDGE: S0" in scripted.requests[0]["messages"][-1]["content"]
+
+
+def test_without_an_answer_about_the_citation_the_cited_chunks_are_asked_alone(
+    server: tuple[OpenAIServer, str],
+) -> None:
+    """Two-call mode, or a reply that leaves ``cited`` null: one more request, carrying the
+    cited chunk and not the one that supports the claim."""
+    scripted, url = server
+    scripted.play(
+        reply([_claim(0, 0, "supported", None), _claim(1, 1, "supported", None)]),
+        reply([_claim(0, 0, "unsupported", None) | {"chunk": None, "quote": ""}]),
+    )
+    judgement = _llm(url).judge("q", CHUNKS, LLM_ANSWER)
     assert [c.citation for c in judgement.claims] == ["correct", "wrong"]
     assert len(scripted.requests) == 2
     second = json.dumps(scripted.requests[1])
