@@ -22,6 +22,7 @@ from drift_sentinels import (
 )
 from drift_streams import (
     CHANGE_AFTER_HOURS,
+    DETECTORS,
     DROPS,
     FAITHFUL,
     GOAL_DROP,
@@ -35,7 +36,6 @@ from drift_streams import (
     unsupported_rate,
 )
 
-from faithmon import drift
 from faithmon.drift.sentinels import JudgeDriftConfig
 
 
@@ -240,7 +240,7 @@ def drift_report(
         ),
         "",
         f"False alarms of the unsupported detector per 30 days, no change "
-        f"(budget {SHARE:.2f} = {SEGMENT_BUDGET} per segment / {len(drift.STREAMS)} detectors)",
+        f"(budget {SHARE:.2f} = {SEGMENT_BUDGET} per segment / {DETECTORS} detectors)",
         "",
         table(
             (

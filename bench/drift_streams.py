@@ -38,8 +38,10 @@ HORIZON_HOURS = 7 * 24
 MONTH_HOURS = 30 * 24
 SEGMENT_BUDGET = 0.1
 """False alarms per 30 days for the segment, shared by its two detectors."""
+DETECTORS = 2
+"""The simulated answers cite nothing: unsupported and critical, no citation detector."""
 CONFIG = drift.DriftConfig(dimensions=(), false_alarms=SEGMENT_BUDGET)
-SHARE = SEGMENT_BUDGET / len(drift.STREAMS)
+SHARE = SEGMENT_BUDGET / DETECTORS
 UNSUPPORTED = drift.detector_key("unsupported", {})
 WOBBLE_PHASES = 12
 T0 = datetime(2026, 1, 5, tzinfo=UTC)

@@ -238,6 +238,9 @@ class Settings:
     drift_critical_shift: float = _setting(
         "FAITHMON_DRIFT_CRITICAL_SHIFT", "0.04", _positive_float,
         "Design shift of the second detector, on records with a critical unsupported claim")
+    drift_citation_shift: float = _setting(
+        "FAITHMON_DRIFT_CITATION_SHIFT", "0.08", _positive_float,
+        "Design shift of the third detector, on cited answers with a wrong or unresolved citation")
     drift_max_delay_days: float = _setting(
         "FAITHMON_DRIFT_MAX_DELAY_DAYS", "7", _positive_float,
         "A segment whose traffic cannot reveal the design shift within this many days "

@@ -200,10 +200,18 @@ def describe(alert: Alert) -> str:
     d = alert.details
     text = f"{alert.rule} [{alert.state}] {segment}"
     if "current_rate" in d:
-        what = "critical-claim rate" if d.get("stream") == "critical" else "unsupported rate"
+        what, over = _STREAM_WORDS.get(str(d.get("stream")), _STREAM_WORDS["unsupported"])
         text += (
-            f": {what} {d['current_rate']:.1%} over {d.get('records')} records"
+            f": {what} {d['current_rate']:.1%} over {d.get('records')} {over}"
             f" vs baseline {d['baseline_rate']:.1%}"
+        )
+    elif "with_findings" in d:
+        rules = ", ".join(f"{r['rule']} {r['answers']}" for r in d.get("rules", []))
+        text += (
+            f": {d['with_findings']} of {d.get('evaluations', 0)} answers in the last"
+            f" {d.get('window_hours')} h carry policy findings ({rules})"
+            if d["with_findings"]
+            else f": no policy findings in the last {d.get('window_hours')} h"
         )
     elif "silent_hours" in d:
         text += f": no scored records for {d['silent_hours']} h (usually {d['usual_per_day']}/day)"
@@ -218,6 +226,25 @@ def describe(alert: Alert) -> str:
                 f" {d['reference_miss_rate']:.0%} with {d['reference_judge']})"
             )
     return text + _health(d)
+
+
+_STREAM_WORDS = {
+    "unsupported": ("unsupported rate", "records"),
+    "critical": ("critical-claim rate", "records"),
+    "citation": ("miscited rate", "citing answers"),
+}
+
+
+def example_words(example: Mapping[str, Any]) -> str:
+    """What is wrong with an alert's example trace, in one line: its claims, or the rules
+    a policy finding hit (never a finding's text)."""
+    said = [
+        *example.get("unsupported_claims", ()),
+        *(f"miscited: {c}" for c in example.get("miscited_claims", ())),
+    ]
+    if example.get("rules"):
+        said.append("policy: " + ", ".join(example["rules"]))
+    return "; ".join(said)
 
 
 def _health(d: Mapping[str, Any]) -> str:

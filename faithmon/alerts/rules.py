@@ -50,11 +50,13 @@ from .rules_templates import sample_context
 KINDS = (
     "faithfulness_drift",
     "critical_drift",
+    "citation_drift",
     "judge_drift",
     "no_data",
     "judge_error",
     "ingest_error",
     "judge_disagreement",
+    "policy_violation",
 )
 SEVERITIES = ("info", "warning", "critical")
 SINK_TYPES = ("webhook", "slack", "alertmanager", "email", "log")

@@ -10,7 +10,9 @@ not at 3 a.m. The fields, the same for every kind (None where a kind has no such
   see), ``kind``, ``severity``, ``state``, ``opened_at`` (a UTC datetime), ``runbook_url``;
 - ``current`` and ``baseline``: ``rate``, ``interval`` ([low, high], 95%) and ``records``.
   For ``judge_drift`` the rate is the judge's error rate on its sentinel set (1 − accuracy)
-  and ``records`` the cases; the baseline is the trusted configuration it replaces;
+  and ``records`` the cases; the baseline is the trusted configuration it replaces. For
+  ``policy_violation`` the rate is the share of the window's evaluations with findings,
+  ``records`` those evaluations, and there is no baseline;
 - ``statistic`` and ``threshold`` (the detector's CUSUM and where it fires);
 - ``examples``: example trace ids; ``details``: everything the alert carries, as stored.
 """
@@ -95,6 +97,9 @@ def context(alert: Alert, runbook_url: str = "") -> dict[str, Any]:
             "interval": None,
             "records": None,
         }
+    elif alert.rule == "policy_violation":
+        current = {"rate": d.get("share"), "interval": None, "records": d.get("evaluations")}
+        baseline = {"rate": None, "interval": None, "records": None}
     else:
         current = {
             "rate": d.get("current_rate"),
@@ -141,6 +146,19 @@ _DRIFT = {
 SAMPLE_DETAILS: dict[str, dict[str, Any]] = {
     "faithfulness_drift": _DRIFT,
     "critical_drift": {**_DRIFT, "stream": "critical"},
+    "citation_drift": {
+        **_DRIFT,
+        "stream": "citation",
+        "examples": [{**_EXAMPLES[0], "unsupported_claims": [], "miscited_claims": ["x"]}],
+    },
+    "policy_violation": {
+        "window_hours": 1.0,
+        "evaluations": 240,
+        "with_findings": 3,
+        "share": 0.0125,
+        "rules": [{"rule": "pii", "answers": 3, "findings": 4}],
+        "examples": [{"trace_id": _EXAMPLES[0]["trace_id"], "rules": ["pii"]}],
+    },
     "judge_drift": {
         "direction": "stricter",
         "statistic": 5.1,

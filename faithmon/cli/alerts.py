@@ -53,7 +53,7 @@ def alerts_list(as_json: bool, only_open: bool, limit: int) -> None:
 @database_option
 def alerts_show(alert_id: int, as_json: bool) -> None:
     """One alert with everything it carries: rates, change point, example claims."""
-    from ..alerts import describe
+    from ..alerts import describe, example_words
 
     settings = load_settings()
     with wiring.open_store(settings, must_exist=True) as sessions, sessions() as session:
@@ -69,7 +69,7 @@ def alerts_show(alert_id: int, as_json: bool) -> None:
         if key not in ("examples", "example_details"):
             click.echo(f"  {key}: {_plain(value)}")
     for example in alert.details.get("examples", []):
-        click.echo(f"  trace {example['trace_id']}: {'; '.join(example['unsupported_claims'])}")
+        click.echo(f"  trace {example['trace_id']}: {example_words(example)}")
 
 
 def _plain(value: Any) -> str:

@@ -132,8 +132,10 @@ def _table(items: Sequence[reads.TraceSummary]) -> list[str]:
 @json_option
 @database_option
 def traces_show_command(trace_id: str, as_json: bool) -> None:
-    """One record whole: its chunks with the claims that cite them, and every evaluation
-    (with --json: what the read API answers to GET /api/v1/traces/TRACE_ID)."""
+    """One record whole: every evaluation (scores, citation accuracy, unresolved markers,
+    policy findings), then its chunks with the claims that cite them, each with whether
+    the chunks it cites support it (with --json: what the read API answers to
+    GET /api/v1/traces/TRACE_ID)."""
     if not _TRACE_ID.fullmatch(trace_id):
         raise click.ClickException(
             f"malformed trace id {traces_show.plain(trace_id)!r}: expected 32 hex digits"

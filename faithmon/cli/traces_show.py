@@ -18,6 +18,7 @@ _VERDICT: dict[str, tuple[str, str, dict[str, Any]]] = {
     "supported": ("+", "supported", {"fg": "green"}),
     "contradicted": ("!", "CONTRADICTED", {"fg": "red", "bold": True}),
     "unsupported": ("?", "UNSUPPORTED", {"fg": "yellow", "bold": True}),
+    "partial": ("~", "PARTIAL", {"fg": "yellow", "bold": True}),
 }
 _INDENT = "      "
 
@@ -61,14 +62,37 @@ def _underlined(text: str, quotes: Sequence[str]) -> str:
     return "".join(out) + text[done:]
 
 
-def _claim_line(claim: Mapping[str, Any], tag: str) -> str:
+def _cites(claim: Mapping[str, Any], marked: bool) -> str | None:
+    """Whether the chunks the claim's markers name support it; ``marked``: the answer has
+    markers, so a claim citing nothing is worth saying."""
+    named = " ".join(f"[{i}]" for i in claim["citations"])
+    verdict = claim["citation"]
+    if verdict == "correct":
+        return click.style(f"cites {named}: correct", fg="green")
+    if verdict == "wrong":
+        return click.style(f"cites {named}: WRONG, not supported there", fg="red", bold=True)
+    if verdict == "unresolved":
+        return click.style("cites no chunk it was given", fg="yellow")
+    if verdict == "none" and marked:
+        return click.style("cites nothing", dim=True)
+    return None
+
+
+def _claim_line(claim: Mapping[str, Any], tag: str, marked: bool = False) -> str:
     mark, word, style = _VERDICT.get(claim["verdict"], ("?", claim["verdict"], {}))
     parts = [click.style(f"{mark} {word:<12}", **style)]
     if claim["critical"]:
-        parts.append(click.style("critical", fg="red", bold=True))
+        rule = claim["critical_rule"]
+        said = f"critical ({plain(rule)})" if rule else "critical"
+        parts.append(click.style(said, fg="red", bold=True))
     parts.append(plain(claim["text"]))
     if claim["quote"]:
         parts.append(click.style(f'("{plain(claim["quote"])}")', dim=True))
+    if claim["missing"]:
+        parts.append(click.style(f'missing: "{plain(claim["missing"])}"', fg="yellow"))
+    cites = _cites(claim, marked)
+    if cites:
+        parts.append(f" {cites}")
     return f"{_INDENT}{tag}{' '.join(parts)}"
 
 
@@ -102,6 +126,34 @@ def _evaluation_line(number: int, evaluation: Mapping[str, Any]) -> str:
     return "  ".join(words)
 
 
+def _marked(evaluation: Mapping[str, Any]) -> bool:
+    """The answer has citation markers (resolved or not)."""
+    cited = evaluation["citation_accuracy"] is not None
+    return cited or evaluation["unresolved_citations"] > 0
+
+
+def _contracts(evaluation: Mapping[str, Any]) -> Iterator[str]:
+    """Citation accuracy and unresolved markers, then each policy finding, under the
+    evaluation's line."""
+    said = []
+    accuracy = evaluation["citation_accuracy"]
+    if accuracy is not None:
+        verdicts = [c["citation"] for c in evaluation["claims"]]
+        cited = sum(v in ("correct", "wrong", "unresolved") for v in verdicts)
+        right = verdicts.count("correct")
+        text = f"citation accuracy {score(accuracy)} ({right} of {cited} citing claims correct)"
+        said.append(text if accuracy == 1 else click.style(text, fg="yellow"))
+    unresolved = evaluation["unresolved_citations"]
+    if unresolved:
+        text = f"{unresolved} unresolved marker{'s' * (unresolved != 1)} (no such chunk)"
+        said.append(click.style(text, fg="yellow"))
+    if said:
+        yield f"{_INDENT}{', '.join(said)}"
+    for finding in evaluation["policy"]:
+        rule = click.style(f"policy {plain(finding['rule'])}", fg="red", bold=True)
+        yield f'{_INDENT}{rule}: "{plain(finding["text"])}"'
+
+
 def _head(view: Mapping[str, Any]) -> Iterator[str]:
     yield click.style(f"trace {view['trace_id']}", bold=True) + f"  {view['status']}"
     yield f"  started  {when(view['started_at'])} UTC   ingested {when(view['ingested_at'])} UTC"
@@ -125,23 +177,25 @@ def _chunks(view: Mapping[str, Any]) -> Iterator[str]:
     evaluations = view["evaluations"]
     several = len(evaluations) > 1
     # Position → the claims citing that chunk, each tagged with its evaluation's number.
-    cited: dict[int | None, list[tuple[str, Mapping[str, Any]]]] = {}
+    cited: dict[int | None, list[tuple[str, Mapping[str, Any], bool]]] = {}
     positions = {c["position"] for c in view["chunks"]}
     for number, evaluation in enumerate(evaluations, 1):
+        marked = _marked(evaluation)
         for claim in evaluation["claims"]:
             where = claim["chunk"] if claim["chunk"] in positions else None
-            cited.setdefault(where, []).append((f"#{number} " if several else "", claim))
+            tag = f"#{number} " if several else ""
+            cited.setdefault(where, []).append((tag, claim, marked))
     yield click.style(f"chunks ({len(view['chunks'])}, as passed to the generator)", bold=True)
     for chunk in view["chunks"]:
         claims = cited.get(chunk["position"], [])
         name = plain(chunk["id"]) if chunk["id"] is not None else "(no id)"
         yield f"  [{chunk['position']}] {name}  score {score(chunk['score'])}"
-        quotes = [plain(c["quote"]) for _, c in claims if c["quote"]]
+        quotes = [plain(c["quote"]) for _, c, _ in claims if c["quote"]]
         yield from _block(_underlined(plain(chunk["text"]), quotes))
-        yield from (_claim_line(claim, tag) for tag, claim in claims)
+        yield from (_claim_line(claim, tag, marked) for tag, claim, marked in claims)
     if None in cited:
         yield click.style("claims citing no chunk", bold=True)
-        yield from (_claim_line(claim, tag) for tag, claim in cited[None])
+        yield from (_claim_line(claim, tag, marked) for tag, claim, marked in cited[None])
 
 
 def render(view: Mapping[str, Any]) -> Iterator[str]:
@@ -151,7 +205,9 @@ def render(view: Mapping[str, Any]) -> Iterator[str]:
     yield click.style(f"evaluations ({len(evaluations)}, oldest first)", bold=True)
     if not evaluations:
         yield "  not scored yet"
-    yield from (_evaluation_line(n, e) for n, e in enumerate(evaluations, 1))
+    for number, evaluation in enumerate(evaluations, 1):
+        yield _evaluation_line(number, evaluation)
+        yield from _contracts(evaluation)
     yield from _chunks(view)
     if view["retrieved"]:
         yield click.style("retrieved (as the retriever returned them)", bold=True)

@@ -10,7 +10,7 @@ from .. import jobs, worker
 from ..alerts.routing import Router
 from ..config import Settings
 from ..drift import DriftConfig
-from ..jobs import health, notify, review, silences
+from ..jobs import health, notify, review, silences, violations
 from ..model import AlertSink, Judge, Judgement, RagRecord
 from ..store import Sessions
 from ..store.locks import singleton, sqlite_worker_lock
@@ -117,6 +117,7 @@ def _run(
                 sinks,
                 policy=policy,
             )
+            violations.check_policy(sessions, judge.name, config, sinks, policy=policy)
             now = datetime.now(UTC)
             silences.notify_after_silences(sessions, told, last_drift[0], now)
             last_drift[0] = now

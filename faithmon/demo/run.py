@@ -28,6 +28,9 @@ from ..store import sentinels as store_sentinels
 from . import app
 
 SEVERITY_RULES = Path(__file__).with_name("severity.toml")
+"""The help centre's own severity rules. The demo scores with the shipped rules, so that
+the commands it suggests afterwards (which read the configured judge's scores) find its
+scores; ``FAITHMON_SEVERITY_RULES`` set to this file runs it with these."""
 PHASES = 4  # the second half of the traffic arrives in this many steps
 
 
@@ -41,8 +44,6 @@ def demo_settings(settings: Settings, requests: int) -> Settings:
         baseline_records=max(20, int(requests * 0.35)),
         baseline_days=0.0,
         segment_min_baseline=max(5, requests // 20),
-        # A help centre's own harms (refunds, fees, paused accounts) are critical too.
-        severity_rules=settings.severity_rules or str(SEVERITY_RULES),
     )
 
 

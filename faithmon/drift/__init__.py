@@ -16,6 +16,7 @@ from .baseline import baseline_window, compute_baselines, freeze, partitions, wi
 from .budget import thresholds
 from .calibrate import Calibration, calibrate
 from .config import (
+    CITATION_RULE,
     CRITICAL_RULE,
     NO_DATA_RULE,
     RULE,
@@ -33,6 +34,7 @@ from .weights import REASONS as SAMPLING_REASONS
 from .weights import sampling_weights, weigh
 
 __all__ = [
+    "CITATION_RULE",
     "CRITICAL_RULE",
     "MIN_RATE",
     "NO_DATA_RULE",

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from ..model import Baseline, FrozenBaselines, Outcome, Stream, segment_key, segments_of
+from ..model import Baseline, FrozenBaselines, Outcome, segment_key, segments_of
 from .config import DriftConfig
 
 
@@ -32,10 +32,6 @@ def wilson_interval(successes: float, trials: float, z: float = 1.96) -> tuple[f
 
 def in_segment(outcome: Outcome, segment: Mapping[str, str]) -> bool:
     return all(outcome.labels.get(k) == v for k, v in segment.items())
-
-
-def is_bad(outcome: Outcome, stream: Stream) -> bool:
-    return outcome.unsupported if stream == "unsupported" else outcome.critical
 
 
 def baseline_window(
@@ -115,9 +111,23 @@ def _baselines(
                 round(c / w * n),
                 round(excess_spread([(o.weight, o.unsupported) for o in group]), 5),
                 round(excess_spread([(o.weight, o.critical) for o in group]), 5),
+                *_citing(group, config),
             ),
         )
     return result
+
+
+def _citing(group: Sequence[Outcome], config: DriftConfig) -> tuple[int, int, float]:
+    """(cited, miscited, spread) over the records whose answer cites; none below
+    ``segment_min_baseline`` of them, where a rate would rest on a handful of answers."""
+    cited = [o for o in group if o.cited]
+    n = len(cited)
+    if n < config.segment_min_baseline:
+        return 0, 0, 0.0
+    w = sum(o.weight for o in cited)
+    m = sum(o.weight for o in cited if o.miscited)
+    spread = excess_spread([(o.weight, o.miscited) for o in cited])
+    return n, round(m / w * n), round(spread, 5)
 
 
 def partitions(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..model import Baseline
+from ..model import Baseline, baseline_for
 from .arl import delay_of, threshold_for
 from .config import DAYS_30, STREAMS, DriftConfig, detector_key
 
@@ -14,6 +14,7 @@ def thresholds(
     baselines: Mapping[str, Baseline],
     config: DriftConfig,
     partitions: Mapping[str, str] | None = None,
+    cited: Mapping[str, float] | None = None,
 ) -> dict[str, tuple[float, float, bool]]:
     """detector key → (threshold, expected delay in records, folded).
 
@@ -21,28 +22,32 @@ def thresholds(
     segment key to the key of its partition's overall (``tenant=T``); a segment it does
     not name is in the partition whose overall is ``""``. A segment without a baseline
     of its own is sized on its partition's overall's. Each partition's overall never
-    folds; its segments fold into it.
+    folds; its segments fold into it. ``cited`` maps segment key → records per day whose
+    answer cites: a segment it does not name, or one with no citation baseline, has no
+    citation detector (and takes no share).
 
     One budget for every partition: the operator's false alarms per 30 days, split
     evenly across the detectors that are not folded. Folding frees budget for the rest,
     so one more pass settles it.
     """
     partitions = partitions or {}
-    detectors = [
-        (stream, key, segment, per_day)
-        for key, (segment, per_day) in streams.items()
-        for stream in STREAMS
-    ]
+    cited = cited or {}
+    detectors = []
+    for key, (segment, per_day) in streams.items():
+        root = partitions.get(key, "")
+        for stream in STREAMS:
+            found = baseline_for(stream, baselines, key, root)
+            traffic = cited.get(key, 0.0) if stream == "citation" else per_day
+            if found is not None and (traffic > 0 or stream != "citation"):
+                detectors.append((stream, key, segment, traffic, root, found[0]))
     folded: set[str] = set()
     result: dict[str, tuple[float, float, bool]] = {}
     for _ in range(2):
         active = max(1, len(detectors) - len(folded))
         share = config.false_alarms / active
         result = {}
-        for stream, key, segment, per_day in detectors:
+        for stream, key, segment, per_day, root, baseline in detectors:
             dkey = detector_key(stream, segment)
-            root = partitions.get(key, "")
-            baseline = baselines.get(key) or baselines[root]
             q0 = baseline.rate_of(stream)
             q1 = min(q0 + config.shift_of(stream), 0.99)
             spread = baseline.in_control_spread(stream, config.wobble, config.shift_of(stream))

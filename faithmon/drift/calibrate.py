@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..model import Baseline, Outcome, Stream, segment_key, segments_of
+from ..model import Baseline, Outcome, Stream, baseline_for, segment_key, segments_of
 from .arl import first_alarm, run_length, threshold_for
 from .budget import thresholds
 from .config import DAYS_30, STREAMS, DriftConfig, detector_key
@@ -78,7 +78,8 @@ def calibrate(
     per_day = {k: (segment, len(items) / days) for k, (segment, items) in streams.items()}
     if not per_day:
         return []
-    budget = thresholds(per_day, baselines, config, {k: roots[k] for k in streams})
+    cited = {k: sum(o.cited for o in items) / days for k, (_, items) in streams.items()}
+    budget = thresholds(per_day, baselines, config, {k: roots[k] for k in streams}, cited)
     # The one budget of every partition, as the drift run splits it.
     detectors = max(1, sum(1 for _, _, folded in budget.values() if not folded))
     share = config.false_alarms / detectors
@@ -87,13 +88,17 @@ def calibrate(
     for key, (segment, items) in sorted(
         streams.items(), key=lambda kv: (roots[kv[0]], kv[0] != roots[kv[0]], kv[0])
     ):
-        baseline = baselines.get(key) or baselines[roots[key]]
         for stream in STREAMS:
             dkey = detector_key(stream, segment)
+            found = baseline_for(stream, baselines, key, roots[key])
+            if dkey not in budget or found is None:
+                continue  # the citation stream, off for this segment
+            baseline = found[0]
             quiet = [
                 o
                 for o in items
-                if not any(start <= o.at <= end for start, end in excluded.get(dkey, ()))
+                if o.observes(stream)
+                and not any(start <= o.at <= end for start, end in excluded.get(dkey, ()))
             ]
             result.append(_one(dkey, segment, stream, quiet, baseline, config, days, share, budget))
     return result
@@ -112,7 +117,7 @@ def _one(
 ) -> Calibration:
     q0 = baseline.rate_of(stream)
     q1 = min(q0 + config.shift_of(stream), 0.99)
-    ys = [o.unsupported if stream == "unsupported" else o.critical for o in quiet]
+    ys = [o.is_bad(stream) for o in quiet]
     weights = sum(o.weight for o in quiet)
     bad = sum(o.weight for o, y in zip(quiet, ys, strict=True) if y)
     n = len(quiet)

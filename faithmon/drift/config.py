@@ -14,10 +14,17 @@ RULE = "faithfulness_drift"
 CRITICAL_RULE = "critical_drift"
 
 
+CITATION_RULE = "citation_drift"
+
+
 NO_DATA_RULE = "no_data"
 
 
-RULES: dict[Stream, str] = {"unsupported": RULE, "critical": CRITICAL_RULE}
+RULES: dict[Stream, str] = {
+    "unsupported": RULE,
+    "critical": CRITICAL_RULE,
+    "citation": CITATION_RULE,
+}
 
 
 MAX_EXAMPLES = 3
@@ -29,7 +36,7 @@ DAYS_30 = 30.0
 Level = Literal["ok", "pending", "firing"]
 
 
-STREAMS: tuple[Stream, ...] = ("unsupported", "critical")
+STREAMS: tuple[Stream, ...] = ("unsupported", "critical", "citation")
 
 
 TENANT = "tenant"
@@ -47,6 +54,7 @@ class DriftConfig:
     """Least in-control wobble of a rate, relative to it, that thresholds allow for."""
     shift: float = 0.08
     critical_shift: float = 0.04
+    citation_shift: float = 0.08
     baseline_records: int = 2000
     baseline_days: float = 7.0
     segment_min_baseline: int = 100
@@ -58,7 +66,9 @@ class DriftConfig:
     """Thresholds set by `faithmon drift calibrate`, by :func:`detector_key`."""
 
     def shift_of(self, stream: Stream) -> float:
-        return self.shift if stream == "unsupported" else self.critical_shift
+        if stream == "unsupported":
+            return self.shift
+        return self.critical_shift if stream == "critical" else self.citation_shift
 
     @property
     def partition(self) -> str | None:

@@ -4,9 +4,12 @@ Pure functions over outcomes (one per scored record). The worker loads outcomes,
 baselines and alert history from the store, calls :func:`detect`, and hands the
 readings to the alert lifecycle.
 
-- Two streams per segment: ``unsupported`` (the record has an unsupported claim;
-  rule ``faithfulness_drift``) and ``critical`` (an unsupported claim about a
-  number, amount, date or dosage; rule ``critical_drift``).
+- Three streams per segment: ``unsupported`` (the record has an unsupported claim;
+  rule ``faithfulness_drift``), ``critical`` (an unsupported claim about a
+  number, amount, date or dosage; rule ``critical_drift``) and ``citation`` (of the
+  records whose answer cites, one with a wrong or unresolved citation; rule
+  ``citation_drift``). A record that cites nothing is no observation of the citation
+  stream, so a segment that never cites has no citation detector.
 - The baseline window is the oldest stretch of scored records that holds at
   least ``baseline_records`` records and spans ``baseline_days``; once
   established it is frozen. A segment with fewer than ``segment_min_baseline``
@@ -47,11 +50,15 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ..model import (
+    BAD_CITATIONS,
     Baseline,
+    Claim,
+    Evidence,
     FrozenBaselines,
     Outcome,
     Signal,
     Stream,
+    baseline_for,
     segment_key,
     segments_of,
 )
@@ -69,8 +76,11 @@ class Reading:
     baseline: Baseline
     baseline_source: Literal["own", "overall"]
     records: int
+    """The stream's observations since the detector last restarted (on the citation
+    stream: records whose answer cites)."""
     unsupported: float
-    """Weighted count: unsupported records, corrected for sampling, scaled to ``records``."""
+    """Weighted count: the stream's bad records (unsupported, critical or miscited),
+    corrected for sampling, scaled to ``records``."""
     statistic: float
     level: Level
     threshold: float = 0.0
@@ -107,14 +117,13 @@ class Reading:
         level: Level = "ok" if self.explained_by is not None or self.folded else self.level
         low, high = wilson_interval(self.unsupported, self.records)
         recent_low, recent_high = wilson_interval(self.recent[1], self.recent[0])
-        base_low, base_high = wilson_interval(
-            self.baseline_rate * self.baseline.records, self.baseline.records
-        )
+        observed = self.baseline.records_of(self.stream)
+        base_low, base_high = wilson_interval(self.baseline_rate * observed, observed)
         details: dict[str, Any] = {
             "stream": self.stream,
             "baseline_rate": round(self.baseline_rate, 4),
             "baseline_interval": [round(base_low, 4), round(base_high, 4)],
-            "baseline_records": self.baseline.records,
+            "baseline_records": observed,
             "baseline_source": self.baseline_source,
             "current_rate": round(self.rate, 4),
             "current_interval": [round(low, 4), round(high, 4)],
@@ -126,7 +135,7 @@ class Reading:
             "threshold": self.threshold,
             "change_at": self.change_at.isoformat() if self.change_at else None,
             "last_at": self.last_at.isoformat() if self.last_at else None,
-            "examples": [_example(o, evidence=level != "ok") for o in self.examples],
+            "examples": [_example(o, self.stream, level != "ok") for o in self.examples],
         }
         if self.explained_by is not None:
             details["explained_by"] = dict(self.explained_by)
@@ -136,26 +145,41 @@ class Reading:
         return Signal(self.rule, self.segment, level, details, severity)
 
 
-def _example(outcome: Outcome, evidence: bool) -> dict[str, Any]:
-    """An alert's example trace with its first unsupported claims; an alert that is not
-    resolving also shows the evidence: the trace's chunk ids and the claims' citations."""
+def _example(outcome: Outcome, stream: Stream, evidence: bool) -> dict[str, Any]:
+    """An alert's example trace with its first unsupported claims (on the citation stream,
+    its first miscited ones too); an alert that is not resolving also shows the evidence:
+    the trace's chunk ids and the claims bad on its stream, with what they cite."""
     example: dict[str, Any] = {
         "trace_id": outcome.trace_id,
         "unsupported_claims": list(outcome.unsupported_claims[:3]),
     }
+    if stream == "citation":
+        example["miscited_claims"] = list(outcome.miscited_claims[:3])
     found = outcome.evidence
     if evidence and found is not None:
         example["chunk_ids"] = list(found.chunk_ids)
-        example["claims"] = [
-            {
-                "text": c.text,
-                "verdict": c.verdict,
-                "critical": c.critical,
-                "chunk_id": found.cited(c),
-            }
-            for c in found.claims
-        ]
+        example["claims"] = [_claim(c, found, stream) for c in found.claims if _bad(c, stream)]
     return example
+
+
+def _bad(claim: Claim, stream: Stream) -> bool:
+    # One evidence serves every stream: the citation stream shows the miscited claims.
+    if stream == "citation":
+        return claim.citation in BAD_CITATIONS
+    return claim.verdict != "supported"
+
+
+def _claim(claim: Claim, found: Evidence, stream: Stream) -> dict[str, Any]:
+    shown: dict[str, Any] = {
+        "text": claim.text,
+        "verdict": claim.verdict,
+        "critical": claim.critical,
+        "chunk_id": found.cited(claim),
+    }
+    if stream == "citation":
+        shown["citation"] = claim.citation
+        shown["marked_chunk_ids"] = list(found.marked(claim))
+    return shown
 
 
 def _level(statistic: float, threshold: float) -> Level:
@@ -215,25 +239,26 @@ def read(
         if segment.after and segment.root in baselines
     }
     rates = {k: (s.segment, _per_day(s, clock)) for k, s in streams.items()}
-    limits = thresholds(rates, baselines, config, {k: s.root for k, s in streams.items()})
+    cited = {k: _per_day(s, clock) * s.cited / s.seen for k, s in streams.items() if s.cited}
+    roots = {k: s.root for k, s in streams.items()}
+    limits = thresholds(rates, baselines, config, roots, cited)
     readings: dict[str, Reading] = {}
     for key, segment in streams.items():
-        own = baselines.get(key)
-        source: Literal["own", "overall"] = "own" if own is not None else "overall"
-        baseline = own if own is not None else baselines[segment.root]
         for kind in STREAMS:
             dkey = detector_key(kind, segment.segment)
+            found = baseline_for(kind, baselines, key, segment.root)
+            if dkey not in limits or found is None:
+                continue  # the citation stream, off for this segment
             h, delay, folded = limits[dkey]
             reading = _read(
                 kind,
                 segment.segment,
                 state.live.get(dkey) or Live(),
                 state,
-                baseline,
-                source,
+                *found,
                 h,
                 config,
-                per_day=rates[key][1],
+                per_day=cited[key] if kind == "citation" else rates[key][1],
                 delay=delay,
                 folded=folded,
             )

@@ -12,9 +12,12 @@ detector keeps:
 - ``Live``: the weighted CUSUM since its last restart, where it last rose from zero,
   the counts its rate is read from, the recent window recovery is judged on, and the
   best examples (critical first, newest first), named by evaluation id.
-- ``Segment``: records seen (its traffic rate sizes its threshold) and, per stream,
-  the unrestarted unweighted CUSUM and one CUSUM per other segment of its partition
-  over its records outside that segment (attribution asks for these).
+- ``Segment``: records seen, and of them those whose answer cites (its traffic rates
+  size its thresholds) and, per stream, the unrestarted unweighted CUSUM and one CUSUM
+  per other segment of its partition over its records outside that segment (attribution
+  asks for these). A record whose answer cites nothing is no observation of the
+  citation stream, and a segment with no citation baseline (see
+  :func:`faithmon.model.baseline_for`) folds none.
 - Per label combination the first trace time (the segments a restart reaches), and
   hourly counts per silence-watched segment (``no_data``).
 
@@ -33,9 +36,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..model import FrozenBaselines, Outcome, Stream, segment_key, segments_of
+from ..model import FrozenBaselines, Outcome, Stream, baseline_for, segment_key, segments_of
 from .arl import increments
-from .baseline import is_bad
 from .config import MAX_EXAMPLES, STREAMS, DriftConfig, detector_key
 
 QUIET_DAYS = 8
@@ -64,6 +66,8 @@ class Segment:
     first_at: datetime | None = None
     after: int = 0
     """Outcomes after its partition's baseline window."""
+    cited: int = 0
+    """Records seen whose answer cites (the citation stream's traffic)."""
     free: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STREAMS, 0.0))
     rest: dict[str, dict[str, float]] = field(default_factory=lambda: {s: {} for s in STREAMS})
 
@@ -127,21 +131,23 @@ class Folder:
         self.state = state
         self.baselines = baselines
         self.config = config
-        self._steps: dict[tuple[str, Stream], tuple[float, float, float]] = {}
+        self._steps: dict[tuple[str, Stream], tuple[float, float] | None] = {}
         self._plans: dict[tuple[tuple[str, str], ...], _Plan] = {}
         self._watched = (*config.dimensions, *((config.partition,) if config.partition else ()))
         self._wanted = tuple(dict.fromkeys((*self._watched, *config.no_data_dimensions)))
 
-    def _step(self, key: str, root: str, stream: Stream) -> tuple[float, float, float]:
-        cached = self._steps.get((key, stream))
-        if cached is None:
-            assert self.baselines is not None
-            baseline = self.baselines.segments.get(key) or self.baselines.segments[root]
-            q0 = baseline.rate_of(stream)
-            q1 = min(q0 + self.config.shift_of(stream), 0.99)
-            up, down = increments(q0, q1)
-            cached = self._steps[(key, stream)] = (up, down, q1)
-        return cached
+    def _step(self, key: str, root: str, stream: Stream) -> tuple[float, float] | None:
+        """The CUSUM's (up, down) moves of a detector; None: it has no baseline."""
+        if (key, stream) in self._steps:
+            return self._steps[(key, stream)]
+        assert self.baselines is not None
+        found = baseline_for(stream, self.baselines.segments, key, root)
+        steps = None
+        if found is not None:
+            q0 = found[0].rate_of(stream)
+            steps = increments(q0, min(q0 + self.config.shift_of(stream), 0.99))
+        self._steps[(key, stream)] = steps
+        return steps
 
     def _end(self, root: str) -> datetime | None:
         if self.baselines is None or root not in self.baselines.segments:
@@ -200,18 +206,22 @@ class Folder:
         for segment, key in plan.segments:
             found = state.segments.get(key) or self._register(segment, key, root)
             found.seen += 1
+            found.cited += outcome.cited
             if found.first_at is None or at < found.first_at:
                 found.first_at = at
         end = self._end(root)
         if end is None or at <= end:
             return
         inside = plan.inside
+        observed = [(s, outcome.is_bad(s)) for s in STREAMS if outcome.observes(s)]
         for index, (_, key) in enumerate(plan.segments):
             found = state.segments[key]
             found.after += 1
-            for stream in STREAMS:
-                up, down, _ = self._step(key, root, stream)
-                step = up if is_bad(outcome, stream) else down
+            for stream, bad in observed:
+                steps = self._step(key, root, stream)
+                if steps is None:
+                    continue
+                step = steps[0] if bad else steps[1]
                 found.free[stream] = _rise(found.free[stream], step)
                 rest = found.rest[stream]
                 for other, value in rest.items():
@@ -227,7 +237,7 @@ class Folder:
         live = state.live.get(dkey)
         if live is None:
             live = state.live[dkey] = Live(recent=deque(maxlen=self.config.recovery_records))
-        bad = is_bad(outcome, stream)
+        bad = outcome.is_bad(stream)
         weight = outcome.weight
         live.n += 1
         live.weight += weight
@@ -323,13 +333,13 @@ class Folder:
         for outcome in history(reset.at, state.horizon):
             root = segment_key(config.partition_of(outcome.labels))
             end = self._end(root)
-            if end is None or outcome.at <= end:
+            if end is None or outcome.at <= end or not outcome.observes(reset.stream):
                 continue
             plan = self._plan(outcome)
             for (_, key), dkey in zip(plan.segments, plan.detectors[reset.stream], strict=True):
-                if dkey in moved:
-                    up, down, _ = self._step(key, root, reset.stream)
-                    step = up if is_bad(outcome, reset.stream) else down
+                steps = self._step(key, root, reset.stream) if dkey in moved else None
+                if steps is not None:
+                    step = steps[0] if outcome.is_bad(reset.stream) else steps[1]
                     self._live(dkey, outcome, reset.stream, step)
 
 

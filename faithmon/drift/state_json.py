@@ -8,7 +8,7 @@ from typing import Any
 
 from .state import DriftState, Live, Reset, Segment
 
-FORMAT = 2
+FORMAT = 3
 """Bumped when the state's meaning changes: a stored state of another format is rebuilt."""
 
 
@@ -40,6 +40,7 @@ def dump(state: DriftState) -> dict[str, Any]:
                 s.after,
                 dict(s.free),
                 {stream: dict(rest) for stream, rest in s.rest.items()},
+                s.cited,
             ]
             for key, s in state.segments.items()
         },
@@ -81,13 +82,14 @@ def load(data: dict[str, Any], recovery_records: int) -> DriftState | None:
     state = DriftState(
         watermark=int(data["watermark"]), newest=_dt(data["newest"]), horizon=_dt(data["horizon"])
     )
-    for key, (segment, root, seen, first_at, after, free, rest) in data["segments"].items():
+    for key, (segment, root, seen, first_at, after, free, rest, cited) in data["segments"].items():
         state.segments[key] = Segment(
             dict(segment),
             root,
             seen,
             _dt(first_at),
             after,
+            cited,
             dict(free),
             {stream: dict(values) for stream, values in rest.items()},
         )

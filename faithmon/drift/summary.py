@@ -32,11 +32,12 @@ def _at(value: datetime | None) -> str | None:
 def detector(r: Reading) -> dict[str, Any]:
     """One detector's reading, JSON-ready (times as ISO-8601 text)."""
     state = "folded" if r.folded else "explained" if r.explained_by else r.level
+    observed = r.baseline.records_of(r.stream)
     return {
         "stream": r.stream,
         "baseline_rate": round(r.baseline_rate, 4),
-        "baseline_interval": _interval(r.baseline_rate * r.baseline.records, r.baseline.records),
-        "baseline_records": r.baseline.records,
+        "baseline_interval": _interval(r.baseline_rate * observed, observed),
+        "baseline_records": observed,
         "baseline_source": r.baseline_source,
         "records": r.records,
         "current_rate": round(r.rate, 4),

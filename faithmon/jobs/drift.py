@@ -45,7 +45,7 @@ class DriftRun:
     the state (the worker's, which raises the alerts): the settings it read with instead."""
 
 
-DRIFT_RULES = (drift.RULE, drift.CRITICAL_RULE, drift.NO_DATA_RULE)
+DRIFT_RULES = (drift.RULE, drift.CRITICAL_RULE, drift.CITATION_RULE, drift.NO_DATA_RULE)
 
 
 STREAM_OF_RULE: dict[str, drift.Stream] = {rule: stream for stream, rule in drift.RULES.items()}

@@ -55,6 +55,7 @@ def fingerprint(
         "dimensions": config.dimensions,
         "shift": config.shift,
         "critical_shift": config.critical_shift,
+        "citation_shift": config.citation_shift,
         "recovery_records": config.recovery_records,
         "no_data_dimensions": config.no_data_dimensions,
     }
@@ -156,11 +157,13 @@ def advance(
     after = Folder(seen, frozen, config)
     after.fold(tail)
     after.prune()
+    # The outcomes folded here were streamed without evidence: every example an alert may
+    # show is read again with it (a few per detector, by id).
     missing = [
         seq
         for live in seen.live.values()
         for _, _, seq in live.examples
-        if seq not in seen.examples
+        if seq not in seen.examples or seen.examples[seq].evidence is None
     ]
     seen.examples.update(outcome_stream.by_seq(session, missing))
     return Folded(kept, seen, frozen, mark, rebuilt, read)

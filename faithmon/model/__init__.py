@@ -13,6 +13,7 @@ from .alerts import (
     visible_to,
 )
 from .drift import (
+    BAD_CITATIONS,
     MIN_RATE,
     Baseline,
     Evidence,
@@ -20,7 +21,9 @@ from .drift import (
     Outcome,
     Signal,
     Stream,
+    baseline_for,
 )
+from .findings import RuleCount, SegmentFindings
 from .judgement import (
     Citation,
     Claim,
@@ -52,6 +55,7 @@ from .records import (
 )
 
 __all__ = [
+    "BAD_CITATIONS",
     "JUDGE_RULES",
     "MIN_RATE",
     "Alert",
@@ -75,12 +79,14 @@ __all__ = [
     "Outcome",
     "PolicyFinding",
     "RagRecord",
+    "RuleCount",
     "Sampler",
     "SamplingTally",
     "SaveFeedbackFn",
     "SaveFn",
     "SaveSamplingFn",
     "Scrubber",
+    "SegmentFindings",
     "SentinelCase",
     "SentinelResult",
     "Signal",
@@ -89,6 +95,7 @@ __all__ = [
     "Stream",
     "Usage",
     "Verdict",
+    "baseline_for",
     "segment_key",
     "segments_of",
     "visible_to",

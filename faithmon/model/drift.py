@@ -10,10 +10,14 @@ from typing import Any, Literal
 
 from .judgement import Claim
 
-Stream = Literal["unsupported", "critical"]
+Stream = Literal["unsupported", "critical", "citation"]
 
 
-"""What drift watches per segment: records with an unsupported claim, or a critical one."""
+"""What drift watches per segment: records with an unsupported claim, or a critical one;
+and, of the records whose answer cites, those with a wrong or unresolved citation."""
+
+BAD_CITATIONS = ("wrong", "unresolved")
+"""A claim's citation that an alert on the citation stream shows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,10 @@ class Evidence:
         """The id of the chunk ``claim`` cites, if it cites one of these."""
         at = claim.chunk
         return self.chunk_ids[at] if at is not None and 0 <= at < len(self.chunk_ids) else None
+
+    def marked(self, claim: Claim) -> tuple[str, ...]:
+        """The ids of the chunks the claim's citation markers name, of these."""
+        return tuple(self.chunk_ids[i] for i in claim.citations if 0 <= i < len(self.chunk_ids))
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +57,21 @@ class Outcome:
     seq: int = field(default=0, compare=False)
     """Its evaluation's id, which names it among the stored ones; not part of what it says,
     so outcomes of two stores compare alike."""
+    cited: bool = False
+    """The answer cites: the record is an observation of the citation stream (one that
+    cites nothing is none, whatever its other streams say)."""
+    miscited: bool = False
+    """The answer cites and its citation accuracy is below 1 (a wrong or unresolved one)."""
+    miscited_claims: tuple[str, ...] = ()
+
+    def observes(self, stream: Stream) -> bool:
+        """Whether the record is an observation of ``stream``."""
+        return self.cited or stream != "citation"
+
+    def is_bad(self, stream: Stream) -> bool:
+        if stream == "unsupported":
+            return self.unsupported
+        return self.critical if stream == "critical" else self.miscited
 
 
 MIN_RATE = 0.01
@@ -67,11 +90,23 @@ class Baseline:
     spread: float = 0.0
     """How much the unsupported rate moved within the window beyond binomial noise (SD)."""
     critical_spread: float = 0.0
+    cited: int = 0
+    """Records whose answer cites, the citation stream's observations; 0 when too few to
+    stand for a rate (the segment has no citation baseline of its own)."""
+    miscited: int = 0
+    citation_spread: float = 0.0
+
+    def records_of(self, stream: Stream) -> int:
+        """The observations of ``stream`` the baseline holds."""
+        return self.cited if stream == "citation" else self.records
 
     def rate_of(self, stream: Stream) -> float:
         """The Jeffreys estimate (count + 0.5) / (records + 1), at least ``MIN_RATE``."""
-        count = self.unsupported if stream == "unsupported" else self.critical
-        return max(MIN_RATE, (count + 0.5) / (self.records + 1))
+        if stream == "unsupported":
+            count = self.unsupported
+        else:
+            count = self.critical if stream == "critical" else self.miscited
+        return max(MIN_RATE, (count + 0.5) / (self.records_of(stream) + 1))
 
     def in_control_spread(self, stream: Stream, wobble: float, shift: float) -> float:
         """SD of the rate a detector sees while nothing is wrong: the baseline's own
@@ -82,13 +117,36 @@ class Baseline:
         not kept (`faithmon drift calibrate` can refine it once history accrues).
         """
         q0 = self.rate_of(stream)
-        moved = self.spread if stream == "unsupported" else self.critical_spread
-        spread = math.sqrt(max(moved, wobble * q0) ** 2 + q0 * (1 - q0) / (self.records + 1))
+        if stream == "unsupported":
+            moved = self.spread
+        else:
+            moved = self.critical_spread if stream == "critical" else self.citation_spread
+        n = self.records_of(stream)
+        spread = math.sqrt(max(moved, wobble * q0) ** 2 + q0 * (1 - q0) / (n + 1))
         return min(spread, shift / 4)
 
     @property
     def rate(self) -> float:
         return self.rate_of("unsupported")
+
+
+def baseline_for(
+    stream: Stream, baselines: Mapping[str, Baseline], key: str, root: str
+) -> tuple[Baseline, Literal["own", "overall"]] | None:
+    """The baseline segment ``key`` (of the partition whose overall is ``root``) is measured
+    against on ``stream``, and whose it is; None: the stream is off for it.
+
+    Its own, else its partition's overall's. On the citation stream a baseline counts
+    only with citing records in it: a partition that never cited in its window has the
+    stream off, and a segment that never cites is never observed on it.
+    """
+    own = baselines.get(key)
+    if stream != "citation":
+        return (own, "own") if own is not None else (baselines[root], "overall")
+    if own is not None and own.cited:
+        return own, "own"
+    overall = baselines[root]
+    return (overall, "overall") if overall.cited else None
 
 
 Window = tuple[datetime, datetime]

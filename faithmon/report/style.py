@@ -105,6 +105,18 @@ mark.unsupported { background: #ffe08a; }
 mark.contradicted { background: #ffb4b4; }
 mark.evidence { background: #c9efd2; }
 mark.against { background: #ffd9d9; }
+.verdict.partial { background: #ffedd5; color: #9a3412; }
+mark.partial { background: #fed7aa; }
+mark.citation-wrong { text-decoration: underline wavy var(--firing); text-underline-offset: 3px; }
+.cite-note, .citation, .cited-wrong, .missing { font-size: 11px; }
+.cite-note, .cited-wrong, .citation.wrong, .citations .unresolved { color: var(--firing); }
+.citation.correct { color: var(--resolved); }
+.citation.unresolved { color: var(--pending); }
+.flag.critical, .flag.policy { border-color: #f3b4b4; color: var(--firing); }
+.missing { color: #9a3412; }
+.citations { font-size: 12px; color: var(--muted); margin: 8px 0 0; }
+.policy { margin: 0; padding-left: 22px; }
+.chunks li:target .chunk-text { outline: 2px solid var(--firing); outline-offset: 1px; }
 footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
 @media print { body { background: #fff; } .card { box-shadow: none; break-inside: avoid; } }
 """

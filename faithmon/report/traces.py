@@ -1,12 +1,17 @@
 """An alert's example trace as HTML: the question, the answer with its unsupported claims
 marked, the judge's claims, and the chunks the generator saw with the evidence marked.
 
+The contracts beside the score are drawn too: a claim whose citation markers name chunks
+that do not support it is marked on the answer with a link to each chunk it names; the
+unresolved markers are counted, and the policy findings are listed with the trace.
+
 Every piece of text comes from the monitored app and is escaped here, once, at the
 point where it becomes HTML.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -14,7 +19,9 @@ from urllib.parse import quote
 
 from ..model import Claim, Judgement, StoredRecord
 
-VERDICT_MARK = {"unsupported": "unsupported", "contradicted": "contradicted"}
+# Citation markers as an answer writes them after a claim: [2], [1, 3], [doc-3], [^1], ^1.
+_MARKERS = re.compile(r"(?:\s*(?:\[\^?[^\[\]\n]{1,80}\](?!\()|\^\d{1,3}\b))+")
+VERDICT_MARK = {"unsupported": "unsupported", "contradicted": "contradicted", "partial": "partial"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +32,8 @@ class Span:
     end: int
     css: str
     title: str
+    after: str = ""
+    """HTML put right after the mark, escaped by whoever built it (a link to a chunk)."""
 
 
 def locate(text: str, needle: str) -> tuple[int, int] | None:
@@ -49,7 +58,7 @@ def highlight(text: str, spans: Sequence[Span]) -> str:
         out.append(escape(text[cursor : span.start]))
         out.append(
             f'<mark class="{escape(span.css)}" title="{escape(span.title)}">'
-            f"{escape(text[span.start : span.end])}</mark>"
+            f"{escape(text[span.start : span.end])}</mark>{span.after}"
         )
         cursor = span.end
     out.append(escape(text[cursor:]))
@@ -63,16 +72,66 @@ def judgement_for(stored: StoredRecord, judge: str) -> Judgement | None:
     return chosen[-1] if chosen else None
 
 
-def _answer_spans(answer: str, claims: Sequence[Claim], fallback: Sequence[str]) -> list[Span]:
-    found = [(c.text, VERDICT_MARK[c.verdict]) for c in claims if c.verdict in VERDICT_MARK]
+@dataclass(frozen=True, slots=True)
+class _Anchors:
+    """Each chunk's anchor on the page and its shown number, by its index as the generator
+    got it (what a claim's ``citations`` hold)."""
+
+    trace_id: str
+    numbers: tuple[int, ...]
+
+    def anchor(self, index: int) -> str:
+        return f"trace-{self.trace_id}-chunk-{self.number(index)}"
+
+    def number(self, index: int) -> int:
+        return self.numbers[index] if 0 <= index < len(self.numbers) else index + 1
+
+    def link(self, index: int) -> str:
+        shown = f"[{self.number(index)}]"
+        if not 0 <= index < len(self.numbers):
+            return escape(shown)
+        return f'<a href="#{escape(self.anchor(index))}">{escape(shown)}</a>'
+
+
+def _cite_note(claim: Claim, chunks: _Anchors) -> str:
+    """'cites [2] — chunk 2 does not support this', each [n] a link to its chunk."""
+    links = " ".join(chunks.link(i) for i in claim.citations)
+    numbers = ", ".join(str(chunks.number(i)) for i in claim.citations)
+    said = f"chunks {numbers} do" if len(claim.citations) > 1 else f"chunk {numbers} does"
+    return f' <span class="cite-note">cites {links} — {escape(said)} not support this</span>'
+
+
+def _in_answer(answer: str, claim: str) -> tuple[int, int] | None:
+    """Where the claim is in the answer, with the citation markers written right after it.
+
+    Judges read the answer with its markers cut out, so a claim ending "card." may be
+    written "card [2]." in the answer: it is looked for without its full stop too."""
+    where = locate(answer, claim) or locate(answer, claim.rstrip().rstrip(".!?"))
+    if where is None:
+        return None
+    markers = _MARKERS.match(answer, where[1])
+    return (where[0], markers.end() if markers else where[1])
+
+
+def _answer_spans(
+    answer: str, claims: Sequence[Claim], fallback: Sequence[str], chunks: _Anchors
+) -> list[Span]:
     if not claims:
         # No stored evaluation left: the alert's own list of unsupported claims.
-        found = [(text, "unsupported") for text in fallback]
+        found = [_in_answer(answer, text) for text in fallback]
+        return [Span(*w, "unsupported", "unsupported claim") for w in found if w is not None]
     spans = []
-    for text, css in found:
-        where = locate(answer, text)
+    for claim in claims:
+        css = [VERDICT_MARK[claim.verdict]] if claim.verdict in VERDICT_MARK else []
+        title = [f"{claim.verdict} claim"] if css else []
+        after = ""
+        if claim.citation == "wrong":
+            css.append("citation-wrong")
+            title.append("its citation names chunks that do not support it")
+            after = _cite_note(claim, chunks)
+        where = _in_answer(answer, claim.text) if css else None
         if where is not None:
-            spans.append(Span(*where, css, f"{css} claim"))
+            spans.append(Span(*where, " ".join(css), "; ".join(title), after))
     return spans
 
 
@@ -89,15 +148,58 @@ def _chunk_spans(text: str, position: int, claims: Sequence[Claim]) -> list[Span
     return spans
 
 
-def _claim_item(number: int, claim: Claim) -> str:
+def _citation(claim: Claim, chunks: _Anchors, marked: bool) -> str:
+    """Whether the chunks the claim's markers name support it; ``marked``: the answer has
+    markers, so a claim citing nothing is worth saying."""
+    if claim.citation == "unresolved":
+        return ' <span class="citation unresolved">cites no chunk it was given</span>'
+    if claim.citation == "none" and marked:
+        return ' <span class="citation none">cites nothing</span>'
+    if claim.citation not in ("correct", "wrong") or not claim.citations:
+        return ""
+    links = " ".join(chunks.link(i) for i in claim.citations)
+    return f' <span class="citation {claim.citation}">cites {links}: {claim.citation}</span>'
+
+
+def _claim_item(number: int, claim: Claim, chunks: _Anchors, marked: bool) -> str:
     where = f" · chunk {claim.chunk + 1}" if claim.chunk is not None else ""
     extra = "".join(f' <span class="flag">{escape(f)}</span>' for f in claim.flags)
     if claim.critical:
-        extra += ' <span class="flag">critical</span>'
+        rule = f": {claim.critical_rule}" if claim.critical_rule else ""
+        extra += f' <span class="flag critical">critical{escape(rule)}</span>'
+    extra += _citation(claim, chunks, marked)
+    if claim.verdict == "partial" and claim.missing:
+        extra += f' <span class="missing">missing: {escape(claim.missing)}</span>'
     return (
         f'<li value="{number}"><span class="verdict {escape(claim.verdict)}">'
         f"{escape(claim.verdict)}{escape(where)}</span> {escape(claim.text)}{extra}</li>"
     )
+
+
+def _contracts(judgement: Judgement) -> str:
+    """The citation tally and the policy findings of one evaluation."""
+    said = []
+    cited = [c for c in judgement.claims if c.citation in ("correct", "wrong", "unresolved")]
+    if judgement.citation_accuracy is not None:
+        right = sum(c.citation == "correct" for c in cited)
+        said.append(
+            f"citations: {right} of {len(cited)} citing claims cite chunks that support them "
+            f"(accuracy {judgement.citation_accuracy:.2f})"
+        )
+    if judgement.unresolved_citations:
+        n = judgement.unresolved_citations
+        said.append(
+            f'<span class="unresolved">{n} citation marker{"s" * (n != 1)} '
+            f"name{'s' * (n == 1)} no chunk the generator was given</span>"
+        )
+    tally = f'<p class="citations">{" · ".join(said)}</p>' if said else ""
+    if not judgement.policy:
+        return tally
+    items = "".join(
+        f'<li><span class="flag policy">{escape(f.rule)}</span> <code>{escape(f.text)}</code></li>'
+        for f in judgement.policy
+    )
+    return f'{tally}<h5>Policy findings</h5><ul class="policy">{items}</ul>'
 
 
 def render_example(
@@ -131,21 +233,38 @@ def render_example(
         + (f" · judged by <code>{escape(judgement.judge)}</code>" if judgement else "")
         + "</p>"
     )
-    answer = highlight(record.answer, _answer_spans(record.answer, claims, unsupported))
+    anchors = _Anchors(trace_id, tuple(c.position + 1 for c in record.chunks))
+    marked = judgement is not None and (
+        judgement.citation_accuracy is not None or judgement.unresolved_citations > 0
+    )
+    answer = highlight(record.answer, _answer_spans(record.answer, claims, unsupported, anchors))
     claim_list = (
         '<h5>Claims</h5><ol class="claims">'
-        + "".join(_claim_item(i, c) for i, c in enumerate(claims, 1))
+        + "".join(_claim_item(i, c, anchors, marked) for i, c in enumerate(claims, 1))
         + "</ol>"
         if claims
         else ""
     )
+    contracts = _contracts(judgement) if judgement is not None else ""
     chunks = []
-    for chunk in record.chunks:
+    for index, chunk in enumerate(record.chunks):
         name = f" · <code>{escape(chunk.id)}</code>" if chunk.id else ""
         score = f" · score {chunk.score:.3g}" if chunk.score is not None else ""
+        wrong = [
+            str(n)
+            for n, c in enumerate(claims, 1)
+            if c.citation == "wrong" and index in c.citations
+        ]
+        cited = (
+            f' · <span class="cited-wrong">cited by claim{"s" * (len(wrong) > 1)} '
+            f"{', '.join(wrong)}, which it does not support</span>"
+            if wrong
+            else ""
+        )
         body = highlight(chunk.text, _chunk_spans(chunk.text, chunk.position, claims))
         chunks.append(
-            f'<li><div class="chunk-head">chunk {chunk.position + 1}{name}{score}</div>'
+            f'<li id="{escape(anchors.anchor(index))}">'
+            f'<div class="chunk-head">chunk {chunk.position + 1}{name}{score}{cited}</div>'
             f'<p class="chunk-text">{body}</p></li>'
         )
     chunk_list = (
@@ -157,7 +276,7 @@ def render_example(
         f"{head}{title}{meta}"
         f'<dl class="qa"><dt>Question</dt><dd>{escape(record.question)}</dd>'
         f'<dt>Answer</dt><dd class="answer">{answer}</dd></dl>'
-        f"{claim_list}{chunk_list}</article>"
+        f"{claim_list}{contracts}{chunk_list}</article>"
     )
 
 

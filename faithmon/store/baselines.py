@@ -20,7 +20,14 @@ def load_baselines(session: Session, judge: str) -> FrozenBaselines | None:
         return None
     segments = {
         row.segment_key: Baseline(
-            row.records, row.unsupported, row.critical, row.spread, row.critical_spread
+            row.records,
+            row.unsupported,
+            row.critical,
+            row.spread,
+            row.critical_spread,
+            row.cited,
+            row.miscited,
+            row.citation_spread,
         )
         for row in rows
     }
@@ -40,6 +47,9 @@ def save_baselines(session: Session, judge: str, frozen: FrozenBaselines) -> Non
             "critical": baseline.critical,
             "spread": baseline.spread,
             "critical_spread": baseline.critical_spread,
+            "cited": baseline.cited,
+            "miscited": baseline.miscited,
+            "citation_spread": baseline.citation_spread,
             "window_start": frozen.window_of(key)[0],
             "window_end": frozen.window_of(key)[1],
             "created_at": now,

@@ -8,12 +8,12 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, insert, null, select, update
+from sqlalchemy import ColumnElement, and_, case, insert, null, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import RecordGone
-from ..model import Claim, Evidence, Judgement, Outcome, PolicyFinding, Usage
+from ..model import BAD_CITATIONS, Claim, Evidence, Judgement, Outcome, PolicyFinding, Usage
 from ._dialect import insert_for, json_values, savepoint
 from .records import JUDGE_ERROR, SCORED
 from .tables import EvaluationRow, JudgeTrustRow, RecordRow
@@ -21,6 +21,9 @@ from .tables_derived import ClaimRow
 
 UNSUPPORTED = EvaluationRow.faithfulness < 1
 """``Judgement.unsupported`` in SQL: it is defined by the strict score, which is stored."""
+
+MISCITED = EvaluationRow.citation_accuracy < 1
+"""The answer cites and a citation is wrong or unresolved: bad on the citation stream."""
 
 
 def to_claims(items: Sequence[dict[str, Any]]) -> tuple[Claim, ...]:
@@ -156,13 +159,14 @@ def outcomes(
 ) -> list[Outcome]:
     """``ok`` evaluations by ``judge``, oldest trace first, reduced to drift outcomes.
 
-    With ``evidence`` each unsupported one carries what its alert shows, read here with
-    the rest, so nothing is looked up again for the alert. The outcomes weigh 1: their
-    sampling weights are drift's to give (``drift.weigh``, from ``sampling_counts``).
+    With ``evidence`` each unsupported or miscited one carries what its alert shows, read
+    here with the rest, so nothing is looked up again for the alert. The outcomes weigh 1:
+    their sampling weights are drift's to give (``drift.weigh``, from ``sampling_counts``).
     """
     chunk_ids: ColumnElement[Any] = null()
     if evidence:
-        chunk_ids = case((UNSUPPORTED, json_values(session, RecordRow.chunks, "id")), else_=None)
+        ids = json_values(session, RecordRow.chunks, "id")
+        chunk_ids = case((or_(UNSUPPORTED, MISCITED), ids), else_=None)
     query = (
         select(
             RecordRow.trace_id,
@@ -171,6 +175,7 @@ def outcomes(
             RecordRow.sample_reason,
             EvaluationRow.claims,
             chunk_ids,
+            EvaluationRow.citation_accuracy,
         )
         .join(EvaluationRow, EvaluationRow.record_id == RecordRow.id)
         .where(counted(session, judge))
@@ -179,8 +184,16 @@ def outcomes(
     if since is not None:
         query = query.where(RecordRow.started_at >= since)
     return [
-        outcome_of(trace_id, started_at, labels, reason, claims, (ids or ()) if evidence else None)
-        for trace_id, started_at, labels, reason, claims, ids in session.execute(query)
+        outcome_of(
+            trace_id,
+            started_at,
+            labels,
+            reason,
+            claims,
+            (ids or ()) if evidence else None,
+            citation_accuracy=accuracy,
+        )
+        for trace_id, started_at, labels, reason, claims, ids, accuracy in session.execute(query)
     ]
 
 
@@ -192,12 +205,22 @@ def outcome_of(
     claims: Sequence[dict[str, Any]],
     chunk_ids: Sequence[str | None] | None = None,
     seq: int = 0,
+    citation_accuracy: float | None = None,
 ) -> Outcome:
-    """A stored evaluation as a drift outcome; with ``chunk_ids`` an unsupported one carries
-    the evidence its alert shows."""
+    """A stored evaluation as a drift outcome; with ``chunk_ids`` an unsupported or
+    miscited one carries the evidence its alert shows. ``citation_accuracy`` is the stored
+    column: None when the answer cites nothing (no observation of the citation stream)."""
     judgement = Judgement("", "ok", to_claims(claims))
     doubtful = judgement.not_supported
-    shown = chunk_ids is not None and judgement.unsupported
+    miscited = citation_accuracy is not None and citation_accuracy < 1
+    wrong = tuple(c for c in judgement.claims if c.citation in BAD_CITATIONS)
+    evidence = None
+    if chunk_ids is not None and (judgement.unsupported or miscited):
+        # One evidence for every stream: each alert shows the claims bad on its own.
+        shown = (
+            c for c in judgement.claims if c.verdict != "supported" or c.citation in BAD_CITATIONS
+        )
+        evidence = _evidence(chunk_ids, tuple(shown))
     return Outcome(
         trace_id=trace_id,
         at=started_at,
@@ -206,8 +229,11 @@ def outcome_of(
         unsupported_claims=tuple(c.text for c in doubtful),
         critical=judgement.critical_unsupported,
         sample_reason=reason,
-        evidence=_evidence(chunk_ids, doubtful) if shown else None,
+        evidence=evidence,
         seq=seq,
+        cited=citation_accuracy is not None,
+        miscited=miscited,
+        miscited_claims=tuple(c.text for c in wrong) if miscited else (),
     )
 
 

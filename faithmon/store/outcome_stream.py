@@ -27,12 +27,13 @@ _COLUMNS = (
     RecordRow.labels,
     RecordRow.sample_reason,
     EvaluationRow.claims,
+    EvaluationRow.citation_accuracy,
 )
 
 
 def _outcome(row: Any, ids: Sequence[str | None] | None = None) -> Outcome:
-    seq, trace_id, started_at, labels, reason, claims = row[:6]
-    return outcome_of(trace_id, started_at, labels, reason, claims, ids, seq)
+    seq, trace_id, started_at, labels, reason, claims, accuracy = row[:7]
+    return outcome_of(trace_id, started_at, labels, reason, claims, ids, seq, accuracy)
 
 
 def stream(
@@ -97,7 +98,7 @@ def by_seq(session: Session, seqs: Collection[int]) -> dict[int, Outcome]:
         .join(RecordRow, EvaluationRow.record_id == RecordRow.id)
         .where(EvaluationRow.id.in_(sorted(seqs)))
     )
-    return {row[0]: _outcome(row, row[6] or ()) for row in session.execute(query)}
+    return {row[0]: _outcome(row, row[7] or ()) for row in session.execute(query)}
 
 
 QUIET = timedelta(minutes=5)

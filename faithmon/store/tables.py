@@ -188,6 +188,10 @@ class BaselineRow(Base):
     critical: Mapped[int] = mapped_column(Integer)
     spread: Mapped[float] = mapped_column(Float)
     critical_spread: Mapped[float] = mapped_column(Float)
+    # The citation stream's: records whose answer cites (0: the stream has no baseline here).
+    cited: Mapped[int] = mapped_column(Integer, default=0)
+    miscited: Mapped[int] = mapped_column(Integer, default=0)
+    citation_spread: Mapped[float] = mapped_column(Float, default=0.0)
     window_start: Mapped[datetime] = mapped_column(UTCDateTime())
     window_end: Mapped[datetime] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())

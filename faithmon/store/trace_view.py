@@ -38,6 +38,10 @@ def _claim(claim: Claim) -> dict[str, Any]:
         "confidence": claim.confidence,
         "stage": claim.stage,
         "rationale": claim.rationale,
+        "critical_rule": claim.critical_rule,
+        "missing": claim.missing,
+        "citations": list(claim.citations),
+        "citation": claim.citation,
     }
 
 
@@ -53,6 +57,9 @@ def _evaluation(
         "unsupported": j.unsupported,
         "critical_unsupported": j.critical_unsupported,
         "claims": [_claim(c) for c in j.claims],
+        "citation_accuracy": j.citation_accuracy,
+        "unresolved_citations": j.unresolved_citations,
+        "policy": [{"rule": f.rule, "text": f.text} for f in j.policy],
         "error": j.error,
         "raw": j.raw,
         "usage": {

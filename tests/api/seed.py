@@ -1,15 +1,26 @@
 """What the read API tests serve: two tenants' traffic and some with no tenant, evaluations
 by two judge configurations, alerts, sentinel runs, judge usage and a block, and keys for
-an operator and each tenant; and what each record should show, computed from the seed."""
+an operator and each tenant; and what each record should show, computed from the seed.
+Apart from the seed: a trace whose answer cites its chunks, for a judge with the
+contracts to score where a test needs one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from faithmon import drift
 from faithmon.api.keys import key_hash, new_key
-from faithmon.model import Alert, Chunk, Claim, Feedback, Judgement, RagRecord, SentinelResult
+from faithmon.model import (
+    Alert,
+    Chunk,
+    Claim,
+    Feedback,
+    Judgement,
+    PolicyFinding,
+    RagRecord,
+    SentinelResult,
+)
 from faithmon.model import Usage as JudgeUsage
 from faithmon.store import Sessions, alerts, baselines, evaluations, records, sentinels, work
 from faithmon.store import keys as store_keys
@@ -41,6 +52,40 @@ class Seeded:
     """Name → alert id."""
 
 
+# Trace text in a finding, markup and a terminal escape too: every surface must show it inert.
+POLICY = PolicyFinding("internal_only", "internal only \x1b[2J<b>do not share</b>")
+
+CITED_TRACE = "c" * 32
+CITED_CHUNKS = (
+    "Refunds take 5 days to reach your card.",
+    "Shipping is free over 40 euros.",
+    "Support is open Monday to Friday.",
+)
+SECRET = "password=<img/src=x/onerror=window.pwned=5>"
+# Markers over three chunks: the first sentence cites the shipping chunk, the quotation is
+# not in the chunk it cites, the third cites both (one supports it), [7] names no chunk,
+# and the last sentence leaks a secret the policy rules find.
+CITED_ANSWER = (
+    "Refunds take 5 days to reach your card [2]. "
+    'The terms say "refunds are paid back the same day" [1]. '
+    "Shipping is free over 40 euros [1][2]. "
+    "Support is open Monday to Friday [7]. "
+    f"Call us {SECRET} now."
+)
+
+
+def cited_record(labels: dict[str, str]) -> RagRecord:
+    """A trace whose answer cites its chunks (see ``CITED_ANSWER``), for a judge to score."""
+    return RagRecord(
+        trace_id=CITED_TRACE,
+        question="How long do refunds take?",
+        answer=CITED_ANSWER,
+        chunks=tuple(Chunk(i, text, id=f"doc-{i}") for i, text in enumerate(CITED_CHUNKS)),
+        labels=labels,
+        started_at=datetime.now(UTC),
+    )
+
+
 def tenant_of(n: int) -> str | None:
     return TENANTS[n % 3]
 
@@ -70,20 +115,45 @@ def rescored(n: int) -> bool:
 
 
 def judgement_of(n: int) -> Judgement | None:
-    """Every fourth answer contradicts the faq (critically every eighth), every fourth has an
-    unsupported claim, the rest are supported; one in ten is unscored, one in ten failed."""
+    """Every fourth answer contradicts the faq (critically every eighth, by the amount rule)
+    while citing the wrong chunk, with an unresolved marker and a policy finding; every
+    fourth has a claim the chunks do not support (every other one of them partly
+    supported); the rest are supported; one in ten is unscored, one in ten failed."""
     if n % 10 == 9:
         return None
     if n % 10 == 8:
         return Judgement(JUDGE, "judge_error", error="timeout", usage=JudgeUsage(calls=1))
     shipped = Claim("Order A17 shipped on 3 March.", "supported", chunk=0, quote="3 March")
+    unresolved = 0
+    policy: tuple[PolicyFinding, ...] = ()
     if n % 4 == 0:
-        price = Claim("It costs 40 euros.", "contradicted", chunk=1, critical=n % 8 == 0)
+        critical = n % 8 == 0
+        price = Claim(
+            "It costs 40 euros.",
+            "contradicted",
+            chunk=1,
+            critical=critical,
+            critical_rule="amount" if critical else None,
+            citations=(2,),
+            citation="wrong",
+        )
+        shipped = replace(shipped, citations=(0,), citation="correct")
+        unresolved, policy = 1, (POLICY,)
+    elif n % 8 == 5:
+        price = Claim("It costs 40 euros.", "partial", chunk=1, quote="costs", missing="40 euros")
     elif n % 4 == 1:
         price = Claim("It costs 40 euros.", "unsupported")
     else:
         price = Claim("It costs 40 euros.", "supported", chunk=1, quote="euros")
-    return Judgement(JUDGE, "ok", (shipped, price), usage=JudgeUsage(1, 120, 30), latency_ms=12.5)
+    return Judgement(
+        JUDGE,
+        "ok",
+        (shipped, price),
+        usage=JudgeUsage(1, 120, 30),
+        latency_ms=12.5,
+        unresolved_citations=unresolved,
+        policy=policy,
+    )
 
 
 def _alert(rule: str, segment: dict[str, str], state: str, hours: int) -> Alert:

@@ -1,5 +1,6 @@
 """The dashboard in Chromium on a real server: log in with a key, walk the pages, follow a
-trace from the overview to its claims; hostile trace text stays text; tenants stay apart."""
+trace from the overview to its claims, and a wrong citation to the chunk it names; hostile
+trace text stays text (policy findings too); tenants stay apart."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -20,13 +22,16 @@ from faithmon.api.keys import key_hash, new_key
 from faithmon.api.v1 import ReadOptions
 from faithmon.cli import main, wiring
 from faithmon.config import Settings
+from faithmon.demo.run import SEVERITY_RULES
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
-from faithmon.judge.offline import NAME
-from faithmon.model import Chunk, Claim, Judgement, RagRecord
+from faithmon.judge.contracts import Checked
+from faithmon.judge.offline import OfflineJudge
+from faithmon.model import Chunk, Claim, Judge, Judgement, PolicyFinding, RagRecord
 from faithmon.store import Sessions, evaluations, records
 from faithmon.store import keys as store_keys
+from tests.api.seed import CITED_CHUNKS, CITED_TRACE, SECRET, cited_record
 from tests.servers import serve_in_thread
 
 # Each field of a trace carries one: none may run, fetch, or change the page.
@@ -49,7 +54,9 @@ class Served:
     ingest_only: str
 
 
-def _hostile_records(sessions: Sessions) -> None:
+def _hostile_records(sessions: Sessions, judge: Judge) -> None:
+    """The hostile and the other tenant's traces, judged by hand under the configured
+    judge's name; the cited trace scored by that judge itself (the contracts wrap it)."""
     chunk = Chunk(position=0, text=f"Refunds take 5 days. {HOSTILE}", id=f"doc {HOSTILE}")
     hostile = RagRecord(
         trace_id=HOSTILE_TRACE,
@@ -68,16 +75,30 @@ def _hostile_records(sessions: Sessions) -> None:
         started_at=datetime.now(UTC),
     )
     claims = (
-        Claim("Refunds take 5 days.", "supported", chunk=0, quote="Refunds take 5 days."),
+        Claim(
+            "Refunds take 5 days.",
+            "partial",
+            chunk=0,
+            quote="Refunds take 5 days.",
+            critical=True,
+            critical_rule=PAYLOADS[3],
+            missing=PAYLOADS[1],
+        ),
         Claim(HOSTILE, "unsupported", critical=True),
     )
+    policy = tuple(PolicyFinding(f"rule {p}", p) for p in PAYLOADS)
+    cited = cited_record({"tenant": "acme", "route": "refunds"})
     with sessions.begin() as session:
-        records.save_records(session, [hostile, other])
+        records.save_records(session, [hostile, other, cited])
     with sessions.begin() as session:
         for record_id, record in records.claim_pending(session, "test", 10, 60):
             if record.trace_id in (HOSTILE_TRACE, OTHER_TENANT_TRACE):
-                judgement = Judgement(judge=NAME, status="ok", claims=claims)
+                judgement = Judgement(judge.name, "ok", claims=claims, policy=policy)
                 evaluations.save_evaluation(session, record_id, judgement)
+            elif record.trace_id == CITED_TRACE:
+                texts = [c.text for c in record.chunks]
+                judged = judge.judge(record.question, texts, record.answer)
+                evaluations.save_evaluation(session, record_id, judged)
 
 
 @pytest.fixture
@@ -89,13 +110,19 @@ def served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     # (exact run lengths per detector); the demo pins one, and so does this server for
     # the runs it makes when the stored one is stale.
     monkeypatch.setenv("FAITHMON_DRIFT_THRESHOLD", "15")
+    # The demo and the server both run with the demo's domain severity rules, a judge
+    # configuration of its own (its name carries their digest): the pages show the
+    # demo's scores and the traces judged here beside them.
+    monkeypatch.setenv("FAITHMON_SEVERITY_RULES", str(SEVERITY_RULES))
     demo = ["demo", "--output", str(tmp_path / "r.html"), "--database", database_url]
     result = CliRunner().invoke(main, demo)
     assert result.exit_code == 0, result.output
     settings = Settings.from_env()
     made = {}
     with wiring.open_store(settings) as sessions:
-        _hostile_records(sessions)
+        judge = wiring.make_judge(settings)
+        assert isinstance(judge, Checked) and isinstance(judge.inner, OfflineJudge)
+        _hostile_records(sessions, judge)
         with sessions.begin() as session:
             for name, scopes, tenant in (
                 ("admin", ["admin"], None),
@@ -185,6 +212,16 @@ def test_pages_need_a_read_key_and_keep_tenants_apart(served: Served) -> None:
     for tenant in ("acme", "globex", "initech"):
         assert f">tenant={tenant}</a>" in admin and f"<h3>tenant={tenant} " in admin
     assert "every tenant is compared with its own baseline" in admin
+    # The contracts beside the score, served as escaped HTML.
+    cited = f"{served.url}/traces/{CITED_TRACE}"
+    _, page, _ = _get(cited, served.acme_reader)
+    assert f'href="#trace-{CITED_TRACE}-chunk-2">[2]</a> — chunk 2 does not support' in page
+    assert f'<li id="trace-{CITED_TRACE}-chunk-2">' in page
+    assert f"<code>{escape(SECRET)}</code>" in page and SECRET not in page
+    _, hostile, _ = _get(f"{served.url}/traces/{HOSTILE_TRACE}", served.admin)
+    policy = hostile[hostile.index('<ul class="policy">') :]
+    policy = policy[: policy.index("</ul>")]
+    assert [f"<code>{escape(p)}</code>" in policy for p in PAYLOADS] == [True] * len(PAYLOADS)
 
 
 @pytest.mark.browser
@@ -263,7 +300,53 @@ def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path
         assert page.evaluate("typeof window.pwned") == "undefined"
         assert page.title().startswith("Trace ")
         assert page.locator("main img, main svg[onload], main a[href^=javascript]").count() == 0
+        # Policy findings, a critical rule and a partial claim's missing part: text too.
+        findings = page.locator("ul.policy li")
+        expect(findings.locator("code")).to_have_text(list(PAYLOADS))
+        expect(findings.locator(".flag")).to_have_text([f"rule {p}" for p in PAYLOADS])
+        expect(page.locator("dd.answer mark.partial")).to_have_text("Refunds take 5 days.")
+        expect(page.locator(".claims .missing")).to_have_text(f"missing: {PAYLOADS[1]}")
+        expect(page.locator(".claims .flag.critical").first).to_have_text(
+            f"critical: {PAYLOADS[3]}"
+        )
+        assert page.evaluate("typeof window.pwned") == "undefined"
         page.screenshot(path=str(tmp_path / "trace.png"), full_page=True)
+
+        # A wrong citation is drawn on the answer and leads to the chunk it names.
+        page.goto(f"{served.url}/traces/{CITED_TRACE}")
+        wrong = page.locator("dd.answer mark.citation-wrong").first
+        expect(wrong).to_have_text("Refunds take 5 days to reach your card [2]")
+        assert wrong.evaluate("e => getComputedStyle(e).textDecorationStyle") == "wavy"
+        cite_note = page.locator("dd.answer .cite-note").first
+        expect(cite_note).to_have_text("cites [2] — chunk 2 does not support this")
+        marked, noted = wrong.bounding_box(), cite_note.bounding_box()
+        assert marked is not None and noted is not None
+        # The note sits right after the claim it is about, on the answer itself.
+        assert noted["x"] >= marked["x"] + marked["width"] - 1
+        assert abs(noted["y"] - marked["y"]) < marked["height"]
+        named = page.locator(f"#trace-{CITED_TRACE}-chunk-2")
+        expect(named.locator(".chunk-text")).to_have_text(CITED_CHUNKS[1])
+        expect(named.locator(".cited-wrong")).to_have_text(
+            "cited by claim 1, which it does not support"
+        )
+        cite_note.get_by_role("link", name="[2]").click()
+        expect(page).to_have_url(f"{served.url}/traces/{CITED_TRACE}#trace-{CITED_TRACE}-chunk-2")
+        expect(named).to_be_in_viewport()
+        outline = named.locator(".chunk-text").evaluate("e => getComputedStyle(e).outlineStyle")
+        assert outline == "solid"
+        expect(page.locator("p.citations")).to_contain_text(
+            "1 citation marker names no chunk the generator was given"
+        )
+        expect(page.locator(".claims .citation.unresolved")).to_have_text(
+            ["cites no chunk it was given"]
+        )
+        expect(page.locator(".claims li").nth(1)).to_contain_text("critical: misquote")
+        expect(page.locator(".claims li").nth(4)).to_contain_text("cites nothing")
+        expect(page.locator("ul.policy code")).to_have_text([SECRET])
+        expect(page.locator("section.card table")).to_contain_text("0.25 · 1 unresolved")
+        assert page.locator("main img").count() == 0
+        assert page.evaluate("typeof window.pwned") == "undefined"
+        page.screenshot(path=str(tmp_path / "cited.png"), full_page=True)
 
         page.get_by_role("button", name="Log out").click()
         expect(page).to_have_url(f"{served.url}/login")

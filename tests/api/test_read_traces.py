@@ -13,6 +13,7 @@ from tests.api.client import call, every_page, get
 from tests.api.seed import (
     JUDGE,
     OTHER_JUDGE,
+    POLICY,
     RECORDS,
     T0,
     Seeded,
@@ -159,6 +160,24 @@ def test_a_trace_is_shown_whole(api: Seeded) -> None:
         ("supported", 0, "3 March", False),
         ("contradicted", 1, None, True),
     ]
+    assert [
+        (c["critical_rule"], c["citations"], c["citation"], c["missing"]) for c in first["claims"]
+    ] == [(None, [0], "correct", None), ("amount", [2], "wrong", None)]
+    assert (first["citation_accuracy"], first["unresolved_citations"]) == (0.5, 1)
+    assert first["policy"] == [{"rule": POLICY.rule, "text": POLICY.text}]
+    # An evaluation whose answer cited nothing: no accuracy, nothing unresolved, no finding.
+    assert (second["citation_accuracy"], second["unresolved_citations"], second["policy"]) == (
+        None,
+        0,
+        [],
+    )
+    (fine,) = second["claims"]
+    assert (fine["critical_rule"], fine["citations"], fine["citation"], fine["missing"]) == (
+        None,
+        [],
+        None,
+        None,
+    )
     assert first["usage"] == {
         "calls": 1,
         "prompt_tokens": 120,
@@ -176,6 +195,31 @@ def test_a_trace_is_shown_whole(api: Seeded) -> None:
     (evaluation,) = failed["evaluations"]
     assert evaluation["status"] == "judge_error" and evaluation["error"] == "timeout"
     assert evaluation["faithfulness"] is None and evaluation["claims"] == []
+    assert (evaluation["citation_accuracy"], evaluation["policy"]) == (None, [])
+
+
+def test_a_partial_claim_says_what_is_missing(api: Seeded) -> None:
+    """A partial verdict comes through as itself, with the part the chunks do not support;
+    it fails the strict score and passes the lenient one."""
+    trace = get(api.url, f"/api/v1/traces/{trace_id(5)}", api.keys["admin"])
+    (evaluation,) = trace["evaluations"]
+    assert [(c["verdict"], c["missing"]) for c in evaluation["claims"]] == [
+        ("supported", None),
+        ("partial", "40 euros"),
+    ]
+    assert (evaluation["faithfulness"], evaluation["lenient"]) == (0.5, 1.0)
+    assert evaluation["unsupported"] and not evaluation["critical_unsupported"]
+    assert evaluation["citation_accuracy"] is None and evaluation["unresolved_citations"] == 0
+
+
+def test_the_spec_declares_the_contracts(api: Seeded) -> None:
+    """The OpenAPI spec names partial among the verdicts and the contract fields."""
+    spec = get(api.url, "/openapi.json", api.keys["admin"])["components"]["schemas"]
+    claim, evaluation = spec["ClaimOut"]["properties"], spec["EvaluationOut"]["properties"]
+    assert "partial" in claim["verdict"]["enum"]
+    assert {"critical_rule", "missing", "citations", "citation"} <= set(claim)
+    assert {"citation_accuracy", "unresolved_citations", "policy"} <= set(evaluation)
+    assert spec["PolicyOut"]["required"] == ["rule", "text"]
 
 
 @pytest.mark.parametrize("unknown", ["f" * 32, "0" * 31, "x" * 40, "%00"])

@@ -110,10 +110,12 @@ def test_demo_alerts_on_the_new_model_only(
         for line in result.stdout.splitlines()
         if line.startswith("FIRING") and "judge_drift" not in line
     ]
-    # Its wrong numbers also fire the critical-claim detector, on the same segments: one
-    # pair per tenant, since drift runs per tenant partition.
+    # Its wrong numbers also fire the critical-claim detector, and the wrong chunks it
+    # sometimes cites the citation detector, on the same segments: one of each per tenant,
+    # since drift runs per tenant partition.
     assert sorted(line.split(" [")[0] for line in production) == sorted(
-        ["FIRING  critical_drift", "FIRING  faithfulness_drift"] * len(tenants)
+        ["FIRING  critical_drift", "FIRING  faithfulness_drift", "FIRING  citation_drift"]
+        * len(tenants)
     )
     assert all("model=northwind-llm-1.1,tenant=" in line for line in production), production
     judge_drift = [line for line in result.stdout.splitlines() if line.startswith("FIRING  judge")]
@@ -125,7 +127,7 @@ def test_demo_alerts_on_the_new_model_only(
     found = sorted((a["rule"], sorted(a["segment"].items()), a["state"]) for a in alerts)
     expected = [
         (rule, [("model", "northwind-llm-1.1"), ("tenant", tenant)], "firing")
-        for rule in ("critical_drift", "faithfulness_drift")
+        for rule in ("critical_drift", "faithfulness_drift", "citation_drift")
         for tenant in tenants
     ] + [("judge_drift", [("judge", f"{NAME} threshold=0"), ("sentinel", "starter")], "firing")]
     assert found == sorted(expected)

@@ -21,13 +21,17 @@ from faithmon.config import Settings
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
+from faithmon.judge.contracts import checked
+from faithmon.judge.offline import OfflineJudge
 from faithmon.store import engine as store_engine
+from faithmon.store import evaluations, records
 from faithmon.store import traces as stored_traces
-from tests.api.seed import RECORDS, make_record, seed
+from tests.api.seed import CITED_TRACE, RECORDS, SECRET, cited_record, make_record, seed
 
-ONE_OF_EACH = [0, 1, 3, 8, 9]
-"""Two evaluations (the newer by the drifting judge), an unsupported claim, keep-always
-sampling, a judge error, unscored."""
+ONE_OF_EACH = [0, 1, 3, 5, 8, 9]
+"""Two evaluations (the newer by the drifting judge; the older with citations, a wrong one,
+and a policy finding), an unsupported claim, keep-always sampling, a partial claim, a judge
+error, unscored."""
 
 
 @dataclass
@@ -92,12 +96,65 @@ def test_show_marks_each_claim_on_the_chunk_it_cites(store: Store) -> None:
     assert out.startswith(f"trace {trace_id(0)}  scored\n")
     assert "question 0 of acme" in out and "thumbs_down" in out
     first = _section(out, "[0] acme-doc-0", "[1] acme-faq")
-    assert "#1 + supported    Order A17 shipped on 3 March." in first
-    assert "#2 + supported    All fine." in first
+    assert '#1 + supported    Order A17 shipped on 3 March. ("3 March")  cites [0]: correct\n' in (
+        first
+    )
+    # The second judge's answer had no markers: its claim says nothing of citations.
+    assert "#2 + supported    All fine.\n" in first
     second = _section(out, "[1] acme-faq", "[2] (no id)")
     assert "Order A17 costs 50 euros." in second
-    assert "#1 ! CONTRADICTED critical It costs 40 euros." in second
+    assert (
+        "#1 ! CONTRADICTED critical (amount) It costs 40 euros.  "
+        "cites [2]: WRONG, not supported there\n"
+    ) in second
     assert "UNTRUSTED" in out and "1 contradicted, 1 critical" in out
+
+
+def test_show_gives_each_evaluations_citation_accuracy_and_policy_findings(store: Store) -> None:
+    """Under an evaluation: its citation accuracy and unresolved markers, then each policy
+    finding with the trace's text made inert (a terminal escape shown, not sent)."""
+    out = run(store, "show", trace_id(0)).stdout
+    evaluations = _section(out, "evaluations (2", "chunks (3")
+    first, second = evaluations.split("  #2 ")
+    assert first.splitlines()[2:] == [
+        "      citation accuracy 0.50 (1 of 2 citing claims correct), "
+        "1 unresolved marker (no such chunk)",
+        '      policy internal_only: "internal only \\x1b[2J<b>do not share</b>"',
+    ]
+    assert "citation" not in second and "policy" not in second
+    plain = run(store, "show", trace_id(2)).stdout
+    assert "citation" not in plain and "policy" not in plain and "cites" not in plain
+
+
+def test_show_marks_a_partial_claim_with_what_is_missing(store: Store) -> None:
+    """A partial verdict is its own word, with the part the chunks do not support."""
+    out = run(store, "show", trace_id(5)).stdout
+    faq = _section(out, "[1] shared-faq", "[2] (no id)")
+    assert '~ PARTIAL      It costs 40 euros. ("costs") missing: "40 euros"\n' in faq
+    assert "strict 0.50  lenient 1.00" in out and "2 claims: 1 supported, 1 partial" in out
+
+
+def test_show_json_carries_the_contracts(store: Store) -> None:
+    """--json has each claim's critical rule, citations, citation and missing part, and
+    each evaluation's citation accuracy, unresolved markers and policy findings."""
+    first, second = json.loads(run(store, "show", trace_id(0), "--json").stdout)["evaluations"]
+    contracts = ("critical_rule", "citations", "citation", "missing")
+    assert [tuple(c[k] for k in contracts) for c in first["claims"]] == [
+        (None, [0], "correct", None),
+        ("amount", [2], "wrong", None),
+    ]
+    assert (first["citation_accuracy"], first["unresolved_citations"]) == (0.5, 1)
+    assert first["policy"] == [
+        {"rule": "internal_only", "text": "internal only \x1b[2J<b>do not share</b>"}
+    ]
+    assert [tuple(c[k] for k in contracts) for c in second["claims"]] == [(None, [], None, None)]
+    assert (second["citation_accuracy"], second["unresolved_citations"]) == (None, 0)
+    assert second["policy"] == []
+    (partial,) = json.loads(run(store, "show", trace_id(5), "--json").stdout)["evaluations"]
+    assert [(c["verdict"], c["missing"]) for c in partial["claims"]] == [
+        ("supported", None),
+        ("partial", "40 euros"),
+    ]
 
 
 def test_show_lists_claims_that_cite_no_chunk(store: Store) -> None:
@@ -106,6 +163,47 @@ def test_show_lists_claims_that_cite_no_chunk(store: Store) -> None:
     tail = out[out.index("claims citing no chunk") :]
     assert "? UNSUPPORTED  It costs 40 euros." in tail
     assert "1 supported, 1 unsupported" in out
+
+
+def test_show_a_trace_the_contracts_checked(tmp_path: Path) -> None:
+    """A trace whose answer cites its chunks, scored by the offline judge with the
+    contracts: each claim says whether what it cites supports it, the misquote names its
+    rule, and the evaluation counts the unresolved marker and shows the leaked secret."""
+    url = f"sqlite:///{tmp_path}/cited.db"
+    engine = store_engine.make_engine(url)
+    try:
+        store_engine.upgrade(engine)
+        sessions = store_engine.session_factory(engine)
+        with sessions.begin() as session:
+            records.save_records(session, [cited_record({"route": "refunds"})])
+        with sessions.begin() as session:
+            ((record_id, record),) = records.claim_pending(session, "test", 10, 60)
+            texts = [c.text for c in record.chunks]
+            judged = checked(OfflineJudge()).judge(record.question, texts, record.answer)
+            evaluations.save_evaluation(session, record_id, judged)
+    finally:
+        engine.dispose()
+    result = CliRunner().invoke(main, ["traces", "show", CITED_TRACE, "--database-url", url])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    evaluation = lines[lines.index("evaluations (1, oldest first)") + 2 :]
+    assert evaluation[:2] == [
+        "      citation accuracy 0.25 (1 of 4 citing claims correct), "
+        "1 unresolved marker (no such chunk)",
+        f'      policy secret: "{SECRET}"',
+    ]
+    claims = [line.strip() for line in lines if line.startswith("      ") and "cites" in line]
+    assert claims == [
+        "+ supported    critical (duration) Refunds take 5 days to reach your card. "
+        '("Refunds take 5 days to reach your card")  cites [1]: WRONG, not supported there',
+        "+ supported    critical (amount) Shipping is free over 40 euros. "
+        '("Shipping is free over 40 euros")  cites [0] [1]: correct',
+        "+ supported    Support is open Monday to Friday. "
+        '("Support is open Monday to Friday")  cites no chunk it was given',
+        '! CONTRADICTED critical (misquote) The terms say "refunds are paid back the same day". '
+        '("refunds are paid back the same day")  cites [0]: WRONG, not supported there',
+        f"? UNSUPPORTED  Call us {SECRET} now.  cites nothing",
+    ]
 
 
 def test_show_unscored_and_failed_records(store: Store) -> None:
@@ -121,6 +219,11 @@ def test_show_colours_only_on_a_terminal(store: Store) -> None:
     coloured = run(store, "show", trace_id(1), color=True).stdout
     assert "\x1b[33m\x1b[1m? UNSUPPORTED" in coloured
     assert "\x1b[" not in plain and len(coloured) > len(plain)
+    cited = run(store, "show", trace_id(0), color=True).stdout
+    assert "\x1b[31m\x1b[1mcites [2]: WRONG, not supported there\x1b[0m" in cited
+    assert "\x1b[32mcites [0]: correct\x1b[0m" in cited
+    # The finding's own escape is shown as text even when colour is on.
+    assert "\x1b[2J" not in cited and "\\x1b[2J" in cited
 
 
 def test_show_refuses_unknown_and_malformed_ids(store: Store) -> None:

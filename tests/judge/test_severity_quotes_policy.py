@@ -152,3 +152,13 @@ def test_a_claim_with_one_fact_supported_and_one_not_is_partial() -> None:
     assert claim.missing and "account manager" in claim.missing
     judgement = OfflineJudge().judge("What does the Team plan include?", chunks, answer)
     assert (judgement.faithfulness, judgement.lenient) == (0.0, 1.0)
+
+
+def test_the_demo_s_domain_rules_mark_a_help_centre_s_harms() -> None:
+    from faithmon.demo.run import SEVERITY_RULES
+
+    rules = load(SEVERITY_RULES, "severity.toml")
+    assert rules.first("After three failed attempts the account is paused.") == "help_centre"
+    assert rules.first("Refunds go back to the original card.") == "help_centre"
+    assert rules.first("Print the label from the Orders page.") is None
+    assert rules.first("Standard shipping takes 3 to 5 business days.") == "duration"

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import zlib
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,7 +18,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.cli import main
 from faithmon.judge import OfflineJudge
-from faithmon.model import Alert, Chunk, Claim, Judgement, RagRecord, StoredRecord, segment_key
+from faithmon.model import (
+    Alert,
+    Chunk,
+    Claim,
+    Judgement,
+    PolicyFinding,
+    RagRecord,
+    StoredRecord,
+    segment_key,
+)
 from faithmon.report import render_report
 from faithmon.report.chart import Band, Marker, render_chart
 from faithmon.store import alerts as store_alerts
@@ -160,6 +170,49 @@ def test_unsupported_claims_are_marked_in_the_answer_and_evidence_in_its_chunk()
     in_chunks = [(css, text) for css, text, up in page.marks if "chunk-text" in up]
     assert in_answer == [("unsupported", claims[1].text)]
     assert in_chunks == [("evidence", claims[0].quote)]
+
+
+def test_the_contracts_are_drawn_on_the_example_trace() -> None:
+    """A wrong citation is marked on the answer with a link to the chunk it names; the
+    partial claim, the critical rule, unresolved markers and policy findings show too."""
+    stored = example(answer="Refunds take 5 business days [1]. Refunds reach you within 24 hours.")
+    claims = (
+        Claim(
+            "Refunds take 5 business days.",
+            "supported",
+            chunk=1,
+            quote="within 5 business days",
+            critical=True,
+            critical_rule="duration",
+            citations=(0,),
+            citation="wrong",
+        ),
+        Claim("Refunds reach you within 24 hours.", "partial", chunk=1, missing="24 hours"),
+    )
+    judgement = Judgement(
+        JUDGE, "ok", claims, unresolved_citations=2, policy=(PolicyFinding("secret", HOSTILE),)
+    )
+    stored = replace(stored, evaluations=(judgement,))
+    html = render_report(
+        report_data((drift_alert({"model": "m2"}, ["a" * 32]),), {"a" * 32: stored})
+    )
+    page = Page(html)
+    in_answer = [(css, text) for css, text, up in page.marks if "answer" in up]
+    assert in_answer == [
+        ("citation-wrong", "Refunds take 5 business days [1]"),
+        ("partial", "Refunds reach you within 24 hours."),
+    ]
+    anchor = f"trace-{'a' * 32}-chunk-1"
+    assert (
+        f'<span class="cite-note">cites <a href="#{anchor}">[1]</a> — chunk 1 does not '
+        "support this</span>"
+    ) in html
+    assert html.count(f'<li id="{anchor}">') == 1
+    assert '<span class="flag critical">critical: duration</span>' in html
+    assert '<span class="missing">missing: 24 hours</span>' in html
+    assert "2 citation markers name no chunk the generator was given" in html
+    assert "script" not in page.tags and "img" not in page.tags
+    assert f"<code>{escape(HOSTILE)}</code>" in html
 
 
 def test_a_trace_shared_by_two_alerts_is_shown_once() -> None:

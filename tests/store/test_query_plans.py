@@ -13,6 +13,7 @@ The table of what each reads, so a change that loses an index is caught here:
 | worker: drift run | a score behind the horizon (late) | ``ix_evaluations_judge_id`` |
 | worker: drift run | the oldest record waiting for the judge | ``ix_records_status_id`` |
 | worker: drift run | the examples' outcomes by evaluation id | primary key |
+| worker: policy check | the window's evaluations, newest first | ``ix_evaluations_judge_id`` |
 | API: trace list, label filter | newest first, labels filtered | ``ix_records_started_at`` |
 | API: trace list, rare labels | PostgreSQL: ``labels @> ...`` | ``ix_records_labels`` |
 | API: trace list, tenant key | a tenant's newest first | ``ix_records_tenant_started_at`` |
@@ -38,6 +39,7 @@ from faithmon.jobs import apply_retention
 from faithmon.model import Chunk, Claim, Judgement, RagRecord
 from faithmon.store import evaluations as store_evaluations
 from faithmon.store import outcome_stream
+from faithmon.store import policy as store_policy
 from faithmon.store import records as store_records
 from faithmon.store import silences as store_silences
 from faithmon.store.reads_traces import TraceFilter, list_traces
@@ -165,6 +167,9 @@ QUERIES: dict[str, Callable[[Session], object]] = {
     "drift: late scores": lambda s: outcome_stream.late(s, JUDGE, 150, days_ago(9)),
     "drift: horizon": lambda s: outcome_stream.horizon(s, days_ago(9)),
     "drift: examples": lambda s: outcome_stream.by_seq(s, [3, 5, 8]),
+    "policy: findings": lambda s: store_policy.policy_findings(
+        s, JUDGE, days_ago(1), ("route",), "tenant"
+    ),
     "list: label filter": lambda s: list_traces(s, TraceFilter(labels={"route": "billing"}), 50),
     "list: rare labels": lambda s: list_traces(
         s, TraceFilter(labels={"route": "billing", "model": "none-has-it"}), 50

@@ -9,7 +9,7 @@ from email.message import EmailMessage
 
 from ...errors import ConfigError
 from ...model import Alert, AlertGroup, AlertSink
-from ..lifecycle import describe
+from ..lifecycle import describe, example_words
 from ._http import delivery_id, group_delivery_id, group_headline
 from .options import SinkOptions
 
@@ -64,8 +64,7 @@ def _body(alert: Alert) -> list[str]:
         if key != "examples":
             lines.append(f"{key}: {value}")
     for example in alert.details.get("examples", [])[:3]:
-        claims = "; ".join(example.get("unsupported_claims", []))
-        lines.append(f"trace {example['trace_id']}: {claims}")
+        lines.append(f"trace {example['trace_id']}: {example_words(example)}")
     return lines
 
 

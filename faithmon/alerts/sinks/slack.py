@@ -7,7 +7,7 @@ import json
 
 from ...model import Alert, AlertGroup, AlertSink
 from .. import egress
-from ..lifecycle import describe
+from ..lifecycle import describe, example_words
 from ._http import _post, group_headline
 from .options import SinkOptions
 
@@ -44,8 +44,7 @@ def _lines(alert: Alert) -> list[str]:
     if alert.details.get("runbook_url"):
         lines.append(f"Runbook: {alert.details['runbook_url']}")
     for example in alert.details.get("examples", [])[:3]:
-        claims = "; ".join(example.get("unsupported_claims", []))
-        lines.append(f"• trace `{example['trace_id']}`: {claims}")
+        lines.append(f"• trace `{example['trace_id']}`: {example_words(example)}")
     return lines
 
 

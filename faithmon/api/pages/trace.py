@@ -1,5 +1,6 @@
-"""``/traces/{trace_id}``: the claims highlighted in the answer and on the chunks they cite,
-and every evaluation of the trace with its judge and scores."""
+"""``/traces/{trace_id}``: the claims highlighted in the answer and on the chunks they cite
+(a wrong citation linked to the chunk it names), the policy findings, and every
+evaluation of the trace with its judge, scores and citation accuracy."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...model import StoredRecord
+from ...model import Judgement, StoredRecord
 from ...report.traces import render_example
 from ...store import Sessions
 from ...store.traces import load_traces
@@ -21,18 +22,35 @@ def _score(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def _citations(j: Judgement) -> str:
+    unresolved = f" · {j.unresolved_citations} unresolved" if j.unresolved_citations else ""
+    return f"{_score(j.citation_accuracy)}{unresolved}"
+
+
 def _evaluations(stored: StoredRecord) -> str:
     rows = "".join(
         f"<tr><td><code>{escape(j.judge)}</code></td><td>{escape(j.status)}</td>"
         f"<td>{_score(j.faithfulness)}</td><td>{_score(j.lenient)}</td>"
-        f"<td>{len(j.claims)}</td><td>{j.usage.calls}</td>"
+        f"<td>{len(j.claims)}</td><td>{_citations(j)}</td><td>{len(j.policy)}</td>"
+        f"<td>{j.usage.calls}</td>"
         f"<td>{j.usage.prompt_tokens + j.usage.completion_tokens}</td>"
         f"<td>{escape(j.error or '')}</td></tr>"
         for j in stored.evaluations
     )
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("judge", "status", "strict", "lenient", "claims", "calls", "tokens", "error")
+        for h in (
+            "judge",
+            "status",
+            "strict",
+            "lenient",
+            "claims",
+            "citation accuracy",
+            "policy findings",
+            "calls",
+            "tokens",
+            "error",
+        )
     )
     return (
         '<section class="card"><h2>Evaluations</h2><div class="table-wrap"><table>'

@@ -31,7 +31,10 @@ AlertId = Annotated[int, Path(ge=1, lt=MAX_ID)]
 
 class AlertOut(BaseModel):
     id: int
-    rule: str = Field(description="faithfulness_drift, critical_drift, no_data, judge_drift, ...")
+    rule: str = Field(
+        description="faithfulness_drift, critical_drift, citation_drift, policy_violation, "
+        "no_data, judge_drift, ..."
+    )
     segment: str = Field(description=SEGMENT_HELP)
     labels: dict[str, str]
     state: Literal["pending", "firing", "resolved"]

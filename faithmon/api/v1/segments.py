@@ -38,8 +38,9 @@ JudgeParam = Annotated[
 
 
 class Detector(BaseModel):
-    stream: Literal["unsupported", "critical"] = Field(
-        description="Records with an unsupported claim, or with a critical one."
+    stream: Literal["unsupported", "critical", "citation"] = Field(
+        description="Records with an unsupported claim, with a critical one, or (among "
+        "answers that cite) with a wrong or unresolved citation."
     )
     baseline_rate: float
     baseline_interval: list[float] = Field(description="95% Wilson interval.")

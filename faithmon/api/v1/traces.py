@@ -27,7 +27,7 @@ from ._common import (
 )
 
 Status = Literal["pending", "scored", "no_context", "incomplete_evidence", "judge_error"]
-Verdict = Literal["supported", "contradicted", "unsupported"]
+Verdict = Literal["supported", "contradicted", "unsupported", "partial"]
 STATUS_HELP = "pending, scored, no_context, incomplete_evidence or judge_error"
 
 # Label names as instrumentation writes them: anything else cannot name a stored label,
@@ -77,6 +77,28 @@ class ClaimOut(BaseModel):
     rationale: str | None = Field(
         default=None, description="The LLM judge's reason for a verdict other than supported."
     )
+    critical_rule: str | None = Field(
+        default=None,
+        description="The severity rule that made the claim critical (amount, date, misquote...).",
+    )
+    missing: str | None = Field(
+        default=None, description="For a partial verdict: the part the chunks do not support."
+    )
+    citations: list[int] = Field(
+        default_factory=list,
+        description="Positions of the chunks the claim's citation markers name (0-based).",
+    )
+    citation: Literal["correct", "wrong", "unresolved", "none"] | None = Field(
+        default=None,
+        description="Whether the cited chunks support the claim: none when it cites "
+        "nothing, unresolved when no marker names a chunk the generator was given; "
+        "null: not checked.",
+    )
+
+
+class PolicyOut(BaseModel):
+    rule: str = Field(description="The policy rule that matched (pii, secret...).")
+    text: str = Field(description="What matched, a short excerpt of the answer.")
 
 
 class UsageOut(BaseModel):
@@ -105,6 +127,17 @@ class EvaluationOut(BaseModel):
     unsupported: bool
     critical_unsupported: bool
     claims: list[ClaimOut]
+    citation_accuracy: float | None = Field(
+        default=None,
+        description="Claims whose citations support them / claims that cite; null: none cites.",
+    )
+    unresolved_citations: int = Field(
+        default=0, description="Citation markers naming no chunk the generator was given."
+    )
+    policy: list[PolicyOut] = Field(
+        default_factory=list,
+        description="What the answer must not disclose and did; never changes the score.",
+    )
     error: str | None
     raw: str | None = Field(description="For a judge error: the judge's reply as it came.")
     usage: UsageOut
