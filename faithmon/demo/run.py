@@ -129,7 +129,9 @@ def _run(
             if change:
                 out.write(f"        since {change}\n")
             for example in alert.details.get("examples", [])[:2]:
-                claims = "; ".join(example["unsupported_claims"])
+                # A citation alert's examples are the claims that cite the wrong chunk.
+                said = example.get("miscited_claims") if alert.rule == "citation_drift" else None
+                claims = "; ".join(said or example.get("unsupported_claims", []))
                 out.write(f"        trace {example['trace_id']}: {claims}\n")
     else:
         out.write("no alert is firing\n")

@@ -5,8 +5,8 @@ baselines and alert history from the store, calls :func:`detect`, and hands the
 readings to the alert lifecycle.
 
 - Three streams per segment: ``unsupported`` (the record has an unsupported claim;
-  rule ``faithfulness_drift``), ``critical`` (an unsupported claim about a
-  number, amount, date or dosage; rule ``critical_drift``) and ``citation`` (of the
+  rule ``faithfulness_drift``), ``critical`` (an unsupported claim a severity rule
+  marks critical; rule ``critical_drift``) and ``citation`` (of the
   records whose answer cites, one with a wrong or unresolved citation; rule
   ``citation_drift``). A record that cites nothing is no observation of the citation
   stream, so a segment that never cites has no citation detector.

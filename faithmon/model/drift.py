@@ -47,7 +47,7 @@ class Outcome:
     unsupported: bool
     unsupported_claims: tuple[str, ...] = ()
     critical: bool = False
-    """An unsupported claim is critical (a number, amount, date or dosage)."""
+    """An unsupported claim is critical (a severity rule marks it: an amount, date...)."""
     weight: float = 1.0
     """Production records this one stands for: the inverse of its sampling rate."""
     sample_reason: str = "sampled"
