@@ -31,6 +31,12 @@ class ReviewClaim:
     stage: str | None = None
     rationale: str | None = None
     """The LLM judge's reason, for a verdict other than supported."""
+    critical_rule: str | None = None
+    missing: str | None = None
+    """For ``partial``: the part the judge found unsupported."""
+    citations: tuple[int, ...] = ()
+    citation: str | None = None
+    """Whether the chunks the claim's markers cite support it (``correct``, ``wrong``...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +178,10 @@ def item_json(item: ReviewItem) -> dict[str, Any]:
                 "quote": c.quote,
                 "critical": c.critical,
                 "rationale": c.rationale,
+                "critical_rule": c.critical_rule,
+                "missing": c.missing,
+                "citations": list(c.citations),
+                "citation": c.citation,
             }
             for c in item.claims
         ],

@@ -97,6 +97,10 @@ def _claims(evaluation: EvaluationRow) -> tuple[ReviewClaim, ...]:
             critical=c.critical,
             stage=c.stage,
             rationale=c.rationale,
+            critical_rule=c.critical_rule,
+            missing=c.missing,
+            citations=c.citations,
+            citation=c.citation,
         )
         for i, c in enumerate(to_judgement(evaluation).claims)
     )

@@ -13,7 +13,7 @@ from faithmon.jobs import score_pending
 from faithmon.jobs.review import fill_queue
 from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, RagRecord
-from faithmon.model.review import ClaimLabel
+from faithmon.model.review import ClaimLabel, item_json
 from faithmon.review.queue import QueuePolicy
 from faithmon.store import records as store_records
 from faithmon.store import review as store_review
@@ -188,3 +188,22 @@ def test_merged_and_split_labels_are_kept_and_read_per_claim(
     with sessions() as session:
         (reviewed,) = store_review.reviewed(session)
     assert reviewed.labels == {"ann": {0: "contradicted", 1: "contradicted"}}
+
+
+def test_reviewers_see_what_the_contracts_said_of_each_claim(
+    sessions: sessionmaker[Session],
+) -> None:
+    """The rule that made a claim critical and what its markers cite reach the item."""
+    record = replace(
+        records([None])[0],
+        answer="Order A17 shipped on 3 March by courier [1]. It arrives by drone [4].",
+    )
+    scored(sessions, [record])
+    fill_queue(sessions, JUDGE.name, EVERYTHING)
+    with sessions() as session:
+        [item] = store_review.queue(session)
+    first, second = item.claims
+    assert (first.critical_rule, first.citations, first.citation) == ("date", (0,), "correct")
+    assert (second.citations, second.citation) == ((), "unresolved")
+    shown = item_json(item)["claims"]
+    assert shown[0]["citation"] == "correct" and shown[0]["critical_rule"] == "date"

@@ -131,8 +131,16 @@ def _claim(c: ReviewClaim, chosen: Chosen) -> str:
     )
     cited = f" · chunk [{c.chunk}]" if c.chunk is not None else ""
     quote_text = f' · quote: <q class="quote">{escape(c.quote)}</q>' if c.quote else ""
-    judged_critical = ' · <span class="flag">critical</span>' if c.critical else ""
+    rule = f" ({escape(c.critical_rule)})" if c.critical_rule else ""
+    judged_critical = f' · <span class="flag">critical{rule}</span>' if c.critical else ""
     why = f' · reason: <span class="rationale">{escape(c.rationale)}</span>' if c.rationale else ""
+    if c.missing:
+        why += f' · missing: <span class="missing">{escape(c.missing)}</span>'
+    if c.citation in ("wrong", "unresolved"):
+        named = ", ".join(f"[{i}]" for i in c.citations) or "no chunk it was given"
+        why += f' · <span class="flag">cites {named}: {escape(c.citation)}</span>'
+    elif c.citation == "correct":
+        why += " · cites " + ", ".join(f"[{i}]" for i in c.citations)
     return (
         f'<fieldset class="claim" id="claim-{c.index}" data-index="{c.index}">'
         f'<legend>[{c.index}] <span class="claim-text">{escape(c.text)}</span></legend>'

@@ -153,12 +153,27 @@ def skip_item(
 class ReviewClaimOut(BaseModel):
     index: int = Field(description="0-based: what a label names.")
     text: str
-    verdict: str = Field(description="The judge's: supported, unsupported or contradicted.")
+    verdict: str = Field(
+        description="The judge's: supported, unsupported, contradicted or partial."
+    )
     chunk: int | None = Field(description="The cited chunk's 0-based index in `chunks`.")
     quote: str | None = Field(description="The evidence the judge quoted from that chunk.")
     critical: bool = Field(description="A severity rule made it critical (an amount, date...).")
     rationale: str | None = Field(
         default=None, description="The LLM judge's reason for a verdict other than supported."
+    )
+    critical_rule: str | None = Field(
+        default=None, description="The severity rule that made it critical."
+    )
+    missing: str | None = Field(
+        default=None, description="For a partial claim: the part the context does not hold."
+    )
+    citations: list[int] = Field(
+        default_factory=list, description="0-based chunks its citation markers name."
+    )
+    citation: str | None = Field(
+        default=None,
+        description="correct, wrong, unresolved or none (uncited); null: not checked.",
     )
 
 
