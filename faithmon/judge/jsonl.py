@@ -1,5 +1,8 @@
 """Score JSONL lines without a database: RAGAS, DeepEval and plain field names.
 
+A context is a string, or an object with ``text`` and, for citation markers to name it
+by, ``id``, ``url`` and ``number`` (the number the app displayed).
+
 A line that cannot be read or lacks a field comes back as ``invalid_input``
 with the reason, and the run goes on.
 """
@@ -11,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..model import Judge, Judgement
+from .citations import Source
+from .contracts import Checked
 
 QUESTION_NAMES = ("user_input", "input", "question")
 RESPONSE_NAMES = ("response", "actual_output", "answer")
@@ -24,8 +29,24 @@ def _first(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, An
     return None, None
 
 
-def fields(item: dict[str, Any]) -> tuple[str, list[str], str]:
-    """(question, contexts, response) from any of the accepted names; ValueError if not."""
+def _source(context: Any) -> Source:
+    """A context: its text, or an object with ``text`` and what markers may name it by
+    (``id``, ``url``, ``number``: the number the app displayed)."""
+    if isinstance(context, str):
+        return Source(context)
+    if isinstance(context, dict) and isinstance(context.get("text"), str):
+        number = context.get("number")
+        return Source(
+            context["text"],
+            id=str(context["id"]) if context.get("id") is not None else None,
+            url=context["url"] if isinstance(context.get("url"), str) else None,
+            number=number if isinstance(number, int) and not isinstance(number, bool) else None,
+        )
+    raise ValueError("each context must be a string or an object with a string 'text'")
+
+
+def sources(item: dict[str, Any]) -> tuple[str, list[Source], str]:
+    """(question, contexts, response), the contexts as sources; ValueError if not."""
     _, question = _first(item, QUESTION_NAMES)
     response_name, response = _first(item, RESPONSE_NAMES)
     context_name, contexts = _first(item, CONTEXT_NAMES)
@@ -33,13 +54,15 @@ def fields(item: dict[str, Any]) -> tuple[str, list[str], str]:
         raise ValueError(f"'{response_name or RESPONSE_NAMES[0]}' must be a string")
     if context_name is None or not isinstance(contexts, list):
         raise ValueError(f"'{context_name or CONTEXT_NAMES[0]}' must be a list of strings")
-    if not all(isinstance(c, str) for c in contexts):
-        raise ValueError(f"'{context_name}' must be a list of strings")
+    try:
+        given = [_source(c) for c in contexts]
+    except ValueError as exc:
+        raise ValueError(f"'{context_name}': {exc}") from None
     if question is None:
         question = ""
     if not isinstance(question, str):
         raise ValueError("the question must be a string")
-    return question, contexts, response
+    return question, given, response
 
 
 def judgement_fields(judgement: Judgement) -> dict[str, Any]:
@@ -94,9 +117,13 @@ def score_lines(judge: Judge, lines: Iterable[str]) -> Iterator[tuple[dict[str, 
             yield {"line": number, "status": "invalid_input", "error": error}, error
             continue
         try:
-            question, contexts, response = fields(item)
+            question, given, response = sources(item)
         except ValueError as exc:
             error = f"line {number}: {exc}"
             yield {**item, "line": number, "status": "invalid_input", "error": error}, error
             continue
-        yield {**item, **judgement_fields(judge.judge(question, contexts, response))}, None
+        if isinstance(judge, Checked):
+            judgement = judge.judge_sources(question, given, response)
+        else:
+            judgement = judge.judge(question, [s.text for s in given], response)
+        yield {**item, **judgement_fields(judgement)}, None

@@ -203,3 +203,25 @@ def test_a_sentence_that_only_points_at_sources_cites_for_the_one_before() -> No
         ("Refunds go back to the original card within 5 business days.", (1,), "correct")
     ]
     assert judgement.unresolved_citations == 1 and judgement.faithfulness == 1.0
+
+
+def test_faithmon_score_lines_may_name_their_contexts() -> None:
+    """A JSONL context given as an object is named by its id; a bad one is one line."""
+    from faithmon.judge.jsonl import score_lines
+
+    line = json.dumps(
+        {
+            "user_input": "q",
+            "response": "Print the return label from the Orders page [kb-labels].",
+            "retrieved_contexts": [
+                {"text": CHUNKS[0], "id": "kb-returns"},
+                {"text": CHUNKS[2], "id": "kb-labels"},
+            ],
+        }
+    )
+    bad = json.dumps({"response": "x", "retrieved_contexts": [{"id": 1}]})
+    (item, error), (failed, problem) = list(score_lines(checked(OfflineJudge()), [line, bad]))
+    assert error is None and item["citation_accuracy"] == 1.0
+    assert [(c["citations"], c["citation"]) for c in item["claims"]] == [([1], "correct")]
+    assert failed["status"] == "invalid_input" and problem is not None and "\n" not in problem
+    assert "must be a string or an object with a string 'text'" in problem
