@@ -17,6 +17,7 @@ digests to the judge's name, so changing them starts a new configuration.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -100,13 +101,27 @@ class CitesInOneCall(Protocol):
     ) -> Judgement: ...
 
 
+MAX_NAME = 200
+"""The store keeps a judge configuration's name in 200 characters."""
+
+
+def bounded(name: str) -> str:
+    """``name``, or a cut of it that ends in a digest of the whole when it is too long
+    (a long model name and endpoint, with rules of one's own): still one name per
+    configuration."""
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{name[: MAX_NAME - 14]}~#{digest}"
+
+
 class Checked:
     """A judge with the contracts applied (see the module docstring)."""
 
     def __init__(self, inner: Judge, contracts: Contracts) -> None:
         self.inner = inner
         self.contracts = contracts
-        self._name = f"{inner.name}{contracts.suffix}"
+        self._name = bounded(f"{inner.name}{contracts.suffix}")
 
     @property
     def name(self) -> str:

@@ -225,3 +225,12 @@ def test_faithmon_score_lines_may_name_their_contexts() -> None:
     assert [(c["citations"], c["citation"]) for c in item["claims"]] == [([1], "correct")]
     assert failed["status"] == "invalid_input" and problem is not None and "\n" not in problem
     assert "must be a string or an object with a string 'text'" in problem
+
+
+def test_a_judge_name_too_long_for_the_store_ends_in_a_digest() -> None:
+    from faithmon.judge.contracts import MAX_NAME, bounded
+
+    long = "openai:" + "m" * 300
+    assert bounded("offline/v5") == "offline/v5"
+    cut = bounded(long)
+    assert len(cut) == MAX_NAME and cut != bounded(long + "x") and cut == bounded(long)
