@@ -205,3 +205,27 @@ def subject(clause: str, before: str = "") -> tuple[str, ...]:
         if stems:
             return stems
     return ()
+
+
+# A condition a sentence attaches to what it says: who or what it is for, when, unless.
+_CONDITION = re.compile(
+    r"\b(?:only (?:if|when|for|after|within)|unless|except(?: for)?|provided that|"
+    r"as long as|on condition that|for (?:orders|purchases|items|customers|members|accounts|"
+    r"users|subscribers) (?:over|above|under|below|of|with|from|in)|if you (?:are|have|hold))"
+    r"\b(?:[^,.;:]|(?<=\d)[.:](?=\d)){2,80}",
+    re.IGNORECASE,
+)
+
+
+def dropped_condition(claim: str, source: str) -> str | None:
+    """The condition ``source`` attaches that ``claim`` leaves out (none of its content
+    words in the claim); None when the source sets none, the claim keeps it, or the claim
+    is too short to state a rule."""
+    said = t.content_words(claim) | t.numbers(claim)
+    if len(said) < 3:
+        return None  # an answer of a word or two ("Panzer") names, it does not generalise
+    for match in _CONDITION.finditer(source):
+        words = t.content_words(match.group(0)) | t.numbers(match.group(0))
+        if words and not words & said:
+            return match.group(0).strip()
+    return None

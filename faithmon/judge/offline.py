@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
 from . import bindings as b
@@ -240,7 +240,8 @@ class OfflineJudge:
         needle = t.normalise(t.strip_end(sentence))
         for number, chunk in enumerate(normalised):
             if needle and needle in chunk:
-                return claim("supported", "verbatim", number, t.strip_end(sentence))
+                held = claim("supported", "verbatim", number, t.strip_end(sentence))
+                return self._conditioned(held, evidence, number) or held
         conflict = records.conflict(sentence, found)
         if conflict is not None:
             return claim(conflict.verdict, "record", conflict.chunk, conflict.quote)
@@ -277,7 +278,31 @@ class OfflineJudge:
         basis = _novelty_bin(novelty / bar if bar else math.inf)
         if novelty > bar or check.quote is None:
             return self._partial(sentence, evidence, threshold) or claim("unsupported", basis)
-        return claim("supported", basis, check.chunk, check.quote)
+        held = claim("supported", basis, check.chunk, check.quote)
+        return self._conditioned(held, evidence, check.chunk) or held
+
+    def _conditioned(self, claim: Claim, evidence: Evidence, chunk: int | None) -> Claim | None:
+        """``claim`` as ``partial`` when the chunk sentence holding it attaches a condition
+        it leaves out ("... only for orders placed before 14:00"); None otherwise."""
+        needle = t.normalise(t.strip_end(claim.text))
+        source = next(
+            (
+                s
+                for i, s, _, _ in evidence.sentences
+                if i == chunk and (needle in t.normalise(s) or claim.quote == s)
+            ),
+            claim.quote,
+        )
+        dropped = c.dropped_condition(claim.text, source or "")
+        if dropped is None:
+            return None
+        return replace(
+            claim,
+            verdict="partial",
+            quote=source,
+            confidence=confidence.of("condition", "partial"),
+            missing=f"without the condition “{dropped}”",
+        )
 
     def _partial(self, sentence: str, evidence: Evidence, threshold: float | None) -> Claim | None:
         """A claim not supported whole, one clause of which the context holds and another

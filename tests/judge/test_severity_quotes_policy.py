@@ -162,3 +162,18 @@ def test_the_demo_s_domain_rules_mark_a_help_centre_s_harms() -> None:
     assert rules.first("Refunds go back to the original card.") == "help_centre"
     assert rules.first("Print the label from the Orders page.") is None
     assert rules.first("Standard shipping takes 3 to 5 business days.") == "duration"
+
+
+def test_a_claim_that_drops_the_chunk_s_condition_is_partial() -> None:
+    chunks = [
+        "Express shipping arrives the next business day, only for orders placed before 14:00."
+    ]
+    judge = OfflineJudge()
+    [claim] = judge.judge("q", chunks, "Express shipping arrives the next business day.").claims
+    assert claim.verdict == "partial" and claim.quote == chunks[0]
+    assert claim.missing == "without the condition “only for orders placed before 14:00”"
+    kept = "Express shipping arrives the next business day for orders placed before 14:00."
+    assert [c.verdict for c in judge.judge("q", chunks, kept).claims] == ["supported"]
+    # A one-word answer names something; it states no rule a condition could qualify.
+    named = judge.judge("q", ["Panzer was sold everywhere except for Albania."], "Panzer")
+    assert [c.verdict for c in named.claims] != ["partial"]
