@@ -159,7 +159,7 @@ class Checked:
         marked: cite.Marked,
         offline_only: bool,
     ) -> Judgement:
-        found = policy.findings(answer, texts, self.contracts.policy)
+        found = policy.findings(answer, texts, self.contracts.policy, question)
         judgement = replace(
             judgement,
             judge=self.name,

@@ -2,7 +2,8 @@
 
 Rules come from ``FAITHMON_POLICY_RULES`` (the shipped ``rules/policy.toml`` by
 default): named patterns and term lists. With ``pii = true`` (the default), personal
-data in the answer that no chunk passed to the generator contained is a finding too:
+data in the answer that neither the question nor any chunk passed to the generator
+contained is a finding too:
 a scrubbed pseudonym (``<EMAIL_1a2b3c4d>``) or, where scrubbing is off, an e-mail
 address, phone or card number. A finding never changes the faithfulness score.
 """
@@ -38,11 +39,14 @@ def _digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
 
-def findings(answer: str, chunks: Sequence[str], rules: RuleSet) -> tuple[PolicyFinding, ...]:
-    """Every policy hit in ``answer``, each once, in rule order."""
+def findings(
+    answer: str, chunks: Sequence[str], rules: RuleSet, question: str = ""
+) -> tuple[PolicyFinding, ...]:
+    """Every policy hit in ``answer``, each once, in rule order. Personal data the user
+    gave in ``question`` (their own order number, their own address) is no disclosure."""
     found = [PolicyFinding(h.rule, h.text[:EXCERPT]) for h in rules.hits(answer)]
     if rules.option(PII, True):
-        context = "\n".join(chunks)
+        context = "\n".join([*chunks, question])
         digits = _digits(context)
         for match in _PII.finditer(answer):
             value = match.group(0).strip()

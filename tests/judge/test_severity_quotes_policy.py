@@ -177,3 +177,11 @@ def test_a_claim_that_drops_the_chunk_s_condition_is_partial() -> None:
     # A one-word answer names something; it states no rule a condition could qualify.
     named = judge.judge("q", ["Panzer was sold everywhere except for Albania."], "Panzer")
     assert [c.verdict for c in named.claims] != ["partial"]
+
+
+def test_personal_data_the_user_gave_is_no_finding() -> None:
+    chunks = ["We call back within one business day."]
+    answer = "We will call you back at <PHONE_abcd1234> within one business day."
+    judge = checked(OfflineJudge())
+    assert judge.judge("Call me at <PHONE_abcd1234>, please.", chunks, answer).policy == ()
+    assert [f.rule for f in judge.judge("Call me back.", chunks, answer).policy] == ["pii"]
