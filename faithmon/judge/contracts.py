@@ -168,18 +168,20 @@ class Checked:
         )
         if judgement.status not in ("ok", "empty_context"):
             return judgement
-        claims = [self._quoted(c, marked.sentences, texts) for c in judgement.claims]
+        # Each claim's sentence, found once: the quotation and citation checks both ask.
+        homes = [_sentence_of(c, marked.sentences) for c in judgement.claims]
+        claims = [self._quoted(c, s, texts) for c, s in zip(judgement.claims, homes, strict=True)]
         claims = [severity.rated(c, self.contracts.severity) for c in claims]
-        claims = self._cite(claims, marked.sentences, question, texts, offline_only)
+        if any(s.has_markers for s in marked.sentences):
+            claims = self._cite(claims, homes, question, texts, offline_only)
+        else:
+            claims = [replace(c, citation="none") for c in claims]
         return replace(judgement, claims=tuple(claims))
 
-    def _quoted(
-        self, claim: Claim, sentences: Sequence[cite.Sentence], texts: Sequence[str]
-    ) -> Claim:
+    def _quoted(self, claim: Claim, sentence: cite.Sentence | None, texts: Sequence[str]) -> Claim:
         passages = quotes.quotations(claim.text)
         if not passages:
             return claim
-        sentence = _sentence_of(claim, sentences)
         allowed = list(sentence.cited) if sentence and sentence.cited else list(range(len(texts)))
         for passage in passages:
             chunk = quotes.source_of(passage, texts, allowed)
@@ -207,17 +209,15 @@ class Checked:
     def _cite(
         self,
         claims: list[Claim],
-        sentences: Sequence[cite.Sentence],
+        homes: Sequence[cite.Sentence | None],
         question: str,
         texts: Sequence[str],
         offline_only: bool,
     ) -> list[Claim]:
-        if not any(s.has_markers for s in sentences):
-            return [replace(c, citation="none") for c in claims]
+        """Each claim's citation, from the sentence it came from (``homes``)."""
         settled: list[Claim] = []
         ask: dict[tuple[int, ...], list[int]] = {}
-        for number, claim in enumerate(claims):
-            sentence = _sentence_of(claim, sentences)
+        for number, (claim, sentence) in enumerate(zip(claims, homes, strict=True)):
             if sentence is None or not sentence.has_markers:
                 settled.append(replace(claim, citation="none"))
                 continue

@@ -33,10 +33,6 @@ def rule_for(text: str, rules: RuleSet | None = None) -> str | None:
     return (rules or default_rules()).first(text)
 
 
-def is_critical(text: str) -> bool:
-    return rule_for(text) is not None
-
-
 def rated(claim: Claim, rules: RuleSet) -> Claim:
     """The claim with ``critical`` and ``critical_rule`` set by ``rules``; a misquote
     stays critical whatever the rules say."""

@@ -4,15 +4,16 @@ gets an ok signal; the words sinks and the CLI print of it."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from faithmon.alerts import describe, example_words
 from faithmon.alerts.rules_templates import sample_context
 from faithmon.alerts.violations import RULE, violation_signals
 from faithmon.model import Alert, RuleCount, SegmentFindings
+from tests.timing import days_ago
 
 HOUR = timedelta(hours=1)
-AT = datetime(2026, 3, 1, tzinfo=UTC)
+AT = days_ago(1)
 
 
 def found(segment: dict[str, str], root: str, evaluations: int, *ids: int) -> SegmentFindings:

@@ -4,7 +4,7 @@ detectors take a share of the budget only where they exist."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from faithmon.drift import (
     Baseline,
@@ -15,8 +15,9 @@ from faithmon.drift import (
     thresholds,
 )
 from faithmon.model import Outcome, baseline_for
+from tests.timing import days_ago
 
-T0 = datetime(2026, 3, 1, tzinfo=UTC)
+T0 = days_ago(1)
 CONFIG = DriftConfig(
     dimensions=("route",),
     threshold=5.0,
