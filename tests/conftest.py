@@ -1,9 +1,8 @@
 """Shared fixtures: a clean environment, and a database per test on SQLite and PostgreSQL.
 
-PostgreSQL tests use the server at FAITHMON_TEST_POSTGRES_URL (default
-postgresql+psycopg://postgres@127.0.0.1:5432/test); each test gets a database of
-its own, dropped afterwards. Without a server they skip, unless
-FAITHMON_REQUIRE_POSTGRES=1 (as CI sets it), which turns the skip into a failure.
+Each test gets a database of its own, dropped afterwards: a copy of one migrated once
+per session, or an empty one for the tests of migrating from zero (PostgreSQL:
+``tests/databases.py``).
 
 Browser tests drive Debian's Chromium (``apt-get install chromium``) with Playwright;
 without either they skip, unless FAITHMON_REQUIRE_BROWSER=1 (as CI sets it).
@@ -11,22 +10,21 @@ without either they skip, unless FAITHMON_REQUIRE_BROWSER=1 (as CI sets it).
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import shutil
-import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, make_url, text
+from sqlalchemy import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.store import engine as store_engine
+from tests.databases import migrate, require_postgres, scratch_postgres
+from tests.demo_run import DemoRun
 
-PG_URL = os.environ.get(
-    "FAITHMON_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
-REQUIRE_PG = os.environ.get("FAITHMON_REQUIRE_POSTGRES") == "1"
 REQUIRE_BROWSER = os.environ.get("FAITHMON_REQUIRE_BROWSER") == "1"
 _KEEP = (
     "FAITHMON_TEST_POSTGRES_URL",
@@ -36,37 +34,73 @@ _KEEP = (
 )
 
 
-@pytest.fixture(autouse=True)
-def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's FAITHMON_* or OTEL_* settings."""
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker added here
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A one_backend test's PostgreSQL run joins the second_backend tier, which the
+    default run leaves out and CI runs after it."""
+    for item in items:
+        if item.get_closest_marker("one_backend") and item.get_closest_marker("postgres"):
+            item.add_marker(pytest.mark.second_backend)
+
+
+def _clean(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("FAITHMON_", "OTEL_")) and name not in _KEEP:
             monkeypatch.delenv(name)
 
 
-def _admin_engine() -> Engine:
-    return store_engine.make_engine(PG_URL, isolation_level="AUTOCOMMIT")
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's FAITHMON_* or OTEL_* settings."""
+    _clean(monkeypatch)
 
 
-def _postgres_available() -> str | None:
-    try:
-        engine = _admin_engine()
-        with engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-        engine.dispose()
-        return None
-    except Exception as exc:
-        return f"PostgreSQL not reachable at {make_url(PG_URL).render_as_string()}: {exc}"
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """The whole demo, run once per session in a folder of its own with a clean
+    environment; tests read it, and copy its database (``demo_copy``) to write.
+
+    Under pytest-xdist the workers share one run: the first to get the lock runs it.
+    """
+    from click.testing import CliRunner
+
+    from faithmon.cli import main
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "demo"
+    report, printed = folder / "report.html", folder / "stdout.txt"
+    with (shared / "demo.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not printed.exists():
+            folder.mkdir(exist_ok=True)
+            with pytest.MonkeyPatch.context() as monkeypatch:
+                _clean(monkeypatch)
+                monkeypatch.chdir(folder)
+                result = CliRunner().invoke(main, ["demo", "-o", str(report)])
+            assert result.exit_code == 0, result.output
+            printed.write_text(result.stdout, encoding="utf-8")
+    database = folder / "faithmon-demo.db"  # where the demo writes unless told otherwise
+    assert database.is_file() and report.is_file()
+    return DemoRun(printed.read_text(encoding="utf-8"), database, report)
+
+
+@pytest.fixture
+def demo_copy(demo_run: DemoRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the session's demo database as ./faithmon-demo.db in the test's folder
+    (the working directory), which FAITHMON_DATABASE_URL names."""
+    monkeypatch.chdir(tmp_path)
+    copy = tmp_path / "faithmon-demo.db"
+    for suffix in ("", "-wal", "-shm"):  # a WAL not yet checkpointed holds the latest pages
+        if Path(f"{demo_run.database}{suffix}").exists():
+            shutil.copyfile(f"{demo_run.database}{suffix}", f"{copy}{suffix}")
+    monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
+    return copy
 
 
 @pytest.fixture(scope="session")
 def postgres_server() -> str:
-    reason = _postgres_available()
-    if reason is not None:
-        if REQUIRE_PG:
-            pytest.fail(f"FAITHMON_REQUIRE_POSTGRES=1 but {reason}")
-        pytest.skip(reason)
-    return PG_URL
+    return require_postgres()
 
 
 @pytest.fixture(scope="session")
@@ -86,35 +120,84 @@ def chromium() -> str:
     return path
 
 
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: str) -> Iterator[str]:
+    """The name of a PostgreSQL database migrated to head once per session (and per xdist
+    worker); tests get copies of it (CREATE DATABASE ... TEMPLATE), never the original."""
+    with scratch_postgres() as url:
+        migrate(url)
+        name = make_url(url).database
+        assert name is not None
+        yield name
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once per session; tests get copies of it."""
+    path = tmp_path_factory.mktemp("template") / "faithmon.db"
+    migrate(f"sqlite:///{path}")  # disposing checkpoints the WAL into the file
+    return path
+
+
 @pytest.fixture
-def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test."""
-    name = f"faithmon_test_{uuid.uuid4().hex[:12]}"
-    admin = _admin_engine()
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(postgres_server).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+def postgres_url(postgres_server: str, postgres_template: str) -> Iterator[str]:
+    """A PostgreSQL database of one test's own, at the schema's head revision."""
+    with scratch_postgres(postgres_template) as url:
+        yield url
+
+
+@pytest.fixture
+def empty_postgres_url(postgres_server: str) -> Iterator[str]:
+    """A PostgreSQL database of one test's own with no schema, for tests of migrating."""
+    with scratch_postgres() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> str:
-    """An empty database URL, once on SQLite and once on PostgreSQL."""
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database URL at the schema's head revision, once on SQLite and once on PostgreSQL.
+
+    Each test writes to a copy of a template migrated once per session: migrating from
+    zero is what the migration tests (``empty_database_url``) are for.
+    """
     if request.param == "sqlite":
+        template: Path = request.getfixturevalue("sqlite_template")
+        shutil.copyfile(template, tmp_path / "faithmon.db")
         return f"sqlite:///{tmp_path}/faithmon.db"
     url: str = request.getfixturevalue("postgres_url")
     return url
 
 
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def module_database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A database at the schema's head revision shared by one module's tests (which only
+    read it, or write what no other test there reads), once per backend."""
+    if request.param == "sqlite":
+        folder = tmp_path_factory.mktemp("module-db")
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), folder / "faithmon.db")
+        yield f"sqlite:///{folder}/faithmon.db"
+        return
+    with scratch_postgres(request.getfixturevalue("postgres_template")) as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database URL (no schema), once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/faithmon.db"
+    url: str = request.getfixturevalue("empty_postgres_url")
+    return url
+
+
 @pytest.fixture
 def engine(database_url: str) -> Iterator[Engine]:
-    """An engine on an upgraded schema."""
+    """An engine on a schema at the head revision."""
     engine = store_engine.make_engine(database_url)
-    store_engine.upgrade(engine)
     yield engine
     engine.dispose()
 

@@ -173,14 +173,6 @@ class PolicySampler:
         return Decision(True, "sampled", segment)
 
 
-class RatioSampler(PolicySampler):
-    """Only the ratio rule (and the app's explicit keep)."""
-
-    def __init__(self, rate: float) -> None:
-        super().__init__(SamplingPolicy(rate=rate, keep_rules=frozenset({"app"})))
-        self.rate = rate
-
-
 class KeepAll:
     def keep(self, record: RagRecord) -> Decision:
         return Decision(True, "sampled")

@@ -39,33 +39,6 @@ def _feedback(session: Session, rows: Sequence[RecordRow]) -> dict[str, list[Fee
     return found
 
 
-def list_records(session: Session, limit: int = 100, offset: int = 0) -> list[StoredRecord]:
-    """Newest first, with every evaluation of each record (oldest evaluation first)."""
-    rows = list(
-        session.scalars(
-            select(RecordRow)
-            .order_by(RecordRow.started_at.desc(), RecordRow.id.desc())
-            .limit(limit)
-            .offset(offset)
-        )
-    )
-    evaluations: dict[int, list[Judgement]] = {}
-    feedback: dict[str, list[Feedback]] = {}
-    if rows:
-        feedback = _feedback(session, rows)
-        evaluations = _evaluations(session, rows)
-    return [
-        StoredRecord(
-            id=row.id,
-            record=to_record(row),
-            status=row.status,
-            evaluations=tuple(evaluations.get(row.id, ())),
-            feedback=tuple(feedback.get(row.trace_id, ())),
-        )
-        for row in rows
-    ]
-
-
 def load_traces(session: Session, trace_ids: Sequence[str]) -> dict[str, StoredRecord]:
     """The stored records with these trace ids, each with its evaluations and feedback
     (oldest first)."""

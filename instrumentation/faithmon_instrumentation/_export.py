@@ -235,7 +235,11 @@ class _RetryingExporter(SpanExporter):
             if self._failing_since is None:
                 self._failing_since = now
             remaining = self._failing_since + self._window - now
-            if remaining <= 0 or self._stopping.is_set():
+            if self._stopping.is_set():
+                return self._drop(
+                    spans, f"shutdown came while {self._target} was unavailable ({last})"
+                )
+            if remaining <= 0:
                 return self._drop(
                     spans, f"{self._target} was unavailable for {self._window:g} s ({last})"
                 )

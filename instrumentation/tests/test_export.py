@@ -242,7 +242,9 @@ def test_shutdown_during_an_outage_is_prompt(
         fm.shutdown()
         elapsed = time.monotonic() - started
 
-    assert elapsed < 5
+    # Given up because shutdown came, not because the retry window ran out.
+    assert "shutdown came while" in caplog.text
+    assert elapsed < _export.RETRY_WINDOW_SECONDS
     assert sum(drop_counts(caplog)) == 6
 
 
@@ -252,9 +254,8 @@ def test_flush_waits_no_longer_than_its_timeout(collector: tuple[str, Collector]
     state.refuse_for(2.0, retry_after="0")
     fm.setup(endpoint=endpoint)
     sent = send(2)
-    started = time.monotonic()
+    # False: it returned at its timeout, before the outage ended and the spans went out.
     assert fm.flush(timeout_millis=200) is False
-    assert time.monotonic() - started < 2
     wait_for(lambda: state.spans() >= 6)
     assert set(state.trace_ids) == sent
     assert fm.flush() is True

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from faithmon.cli import main
-from tests.alerts.test_sinks import SECRET, Receiver, serving
+from tests.alerts.factory import SECRET, Receiver, serving
 
 RULES = """
 [sinks.oncall]

@@ -16,9 +16,8 @@ from faithmon.alerts.routing import Router
 from faithmon.alerts.rules import Route
 from faithmon.alerts.sinks import AlertmanagerSink, EmailSink, LogSink
 from faithmon.model import AlertGroup
+from tests.alerts.factory import ALERT, serving
 from tests.alerts.smtp import smtp_inbox
-from tests.alerts.test_rules_routing import ALERT
-from tests.alerts.test_sinks import serving
 
 RESOLVED = replace(
     ALERT,

@@ -11,53 +11,9 @@ import pytest
 
 from faithmon.alerts.rules import KINDS, check, load, parse_duration
 from faithmon.errors import ConfigError
+from tests.alerts.factory import GOOD
 
 ENV = {"ONCALL_SECRET": "s3cr3t-value", "SMTP_PASSWORD": "pw"}
-
-GOOD = """
-[sinks.oncall]
-type = "webhook"
-url = "https://hooks.example.com/faithmon"
-secret_env = "ONCALL_SECRET"
-
-[sinks.mail]
-type = "email"
-host = "smtp.example.com"
-port = 587
-from = "faithmon@example.com"
-to = ["oncall@example.com"]
-user = "faithmon"
-password_env = "SMTP_PASSWORD"
-
-[sinks.log]
-type = "log"
-
-[[routes]]
-match = ["tenant=~acme|globex", "severity!=info"]
-sinks = ["oncall", "mail"]
-continue = true
-group_by = ["kind", "tenant"]
-group_wait = "30s"
-group_interval = "5m"
-repeat_interval = "4h"
-
-[[routes]]
-sinks = ["log"]
-
-[rules.faithfulness_drift]
-for = "10m"
-keep_firing_for = "1d"
-severity = "critical"
-runbook_url = "https://runbooks.example.com/faithfulness"
-summary = "{{ segment }}: {{ current.rate }} vs {{ baseline.rate }}"
-description = "{{ current.records }} records, {{ current.interval[0] }}..{{ current.interval[1] }}"
-
-[rules.judge_drift]
-summary = "judge {{ labels.judge }} {{ details.direction }}: error {{ current.rate }}"
-
-[rules.no_data]
-summary = "{{ segment }} silent for {{ details.silent_hours }} h"
-"""
 
 
 def write(tmp_path: Path, text: str) -> Path:

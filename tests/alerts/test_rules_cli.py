@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from faithmon.cli import main
-from tests.alerts.test_rules import GOOD
+from tests.alerts.factory import GOOD
 
 ENV = {"ONCALL_SECRET": "s", "SMTP_PASSWORD": "p"}
 BAD = """

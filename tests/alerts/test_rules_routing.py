@@ -18,30 +18,7 @@ from faithmon.alerts.rules import KindRule, Route, load
 from faithmon.alerts.sinks import LogSink, SinkOptions, SlackSink
 from faithmon.errors import ConfigError
 from faithmon.model import Alert
-from tests.alerts.test_sinks import SECRET, Receiver, serving
-from tests.timing import days_ago
-
-T0 = days_ago(1, hour=9)
-ALERT = Alert(
-    id=3,
-    rule="faithfulness_drift",
-    segment={"tenant": "acme", "model": "gpt-4o", "route": "/ask"},
-    state="firing",
-    severity="warning",
-    opened_at=T0,
-    updated_at=T0,
-    details={
-        "stream": "unsupported",
-        "baseline_rate": 0.05,
-        "baseline_interval": [0.04, 0.06],
-        "current_rate": 0.31,
-        "current_interval": [0.22, 0.41],
-        "records": 80,
-        "statistic": 9.2,
-        "threshold": 8.0,
-        "examples": [{"trace_id": "ab" * 16, "unsupported_claims": ["It ships today."]}],
-    },
-)
+from tests.alerts.factory import ALERT, SECRET, Receiver, serving
 
 
 def alert(**segment: str) -> Alert:

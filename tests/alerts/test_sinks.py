@@ -9,15 +9,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import http.server
 import json
 import logging
 import re
 import socket
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import pytest
 from click.testing import CliRunner
@@ -29,9 +25,9 @@ from faithmon.cli import main, wiring
 from faithmon.config import Settings
 from faithmon.errors import ConfigError
 from faithmon.model import Alert
+from tests.alerts.factory import SECRET, Receiver, serving
 from tests.timing import days_ago
 
-SECRET = "whsec_" + base64.b64encode(b"webhook-secret-of-the-receiver").decode()
 T0 = days_ago(2, hour=9)
 ALERT = Alert(
     id=7,
@@ -48,52 +44,6 @@ ALERT = Alert(
         "examples": [{"trace_id": "ab" * 16, "unsupported_claims": ["It arrives tomorrow."]}],
     },
 )
-
-
-@dataclass
-class Received:
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-@dataclass
-class Receiver:
-    statuses: list[int] = field(default_factory=list)
-    received: list[Received] = field(default_factory=list)
-    url: str = ""
-    location: str = ""
-    """Sent as the Location header of a 3xx answer."""
-
-
-@contextmanager
-def serving() -> Iterator[Receiver]:
-    state = Receiver()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # the stdlib names it so
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            state.received.append(Received(self.path, headers, body))
-            status = state.statuses.pop(0) if state.statuses else 200
-            self.send_response(status)
-            if 300 <= status < 400 and state.location:
-                self.send_header("Location", state.location)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

@@ -3,9 +3,6 @@ queue holds six items of three tenants (the first hostile and critical), with ke
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +26,7 @@ from faithmon.store import engine as store_engine
 from faithmon.store import keys as store_keys
 from faithmon.store import records as store_records
 from faithmon.store import review as store_review
+from tests.api.client import call_as
 from tests.servers import serve_in_thread
 from tests.timing import days_ago
 
@@ -117,19 +115,8 @@ def serve(database_url: str) -> Iterator[Served]:
         engine.dispose()
 
 
-def call(served: Served, method: str, path: str, role: str, body: object = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    headers = {"Authorization": f"Bearer {served.keys[role]}", "Content-Type": "application/json"}
-    request = urllib.request.Request(served.url + path, data, headers, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            status, text = response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        status, text = error.code, error.read().decode()
-    try:
-        return status, json.loads(text)
-    except ValueError:
-        return status, text
+call = call_as
+"""(status, JSON or text) of a request as ``role``, with ``body`` sent as JSON."""
 
 
 def label(served: Served, role: str, trace_id: str, *claims: tuple[int, str]) -> tuple[int, Any]:

@@ -18,6 +18,9 @@ from faithmon.api.sessions import SessionSigner
 from faithmon.model import ApiKey
 from tests.timing import days_ago
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 
 class Clock:
     def __init__(self) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,8 +29,12 @@ from faithmon.judge.offline import OfflineJudge
 from faithmon.model import Chunk, Claim, Judge, Judgement, PolicyFinding, RagRecord
 from faithmon.store import Sessions, evaluations, records
 from faithmon.store import keys as store_keys
+from tests.api.client import send
 from tests.api.seed import CITED_CHUNKS, CITED_TRACE, SECRET, cited_record
 from tests.servers import serve_in_thread
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 # Each field of a trace carries one: none may run, fetch, or change the page.
 PAYLOADS = (
@@ -101,8 +103,15 @@ def _hostile_records(sessions: Sessions, judge: Judge) -> None:
                 evaluations.save_evaluation(session, record_id, judged)
 
 
-@pytest.fixture
-def served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+@pytest.fixture(scope="module")
+def served(module_database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The demo's store with hostile traces and three keys, served for the module's tests
+    (they read; a login adds only a session of its own)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield from _served(module_database_url, tmp_path_factory.mktemp("dashboard"), monkeypatch)
+
+
+def _served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FAITHMON_DATABASE_URL", database_url)
     monkeypatch.setenv("FAITHMON_SCRUB_KEY", "dashboard-test-key-0123")
@@ -114,7 +123,9 @@ def served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     # configuration of its own (its name carries their digest): the pages show the
     # demo's scores and the traces judged here beside them.
     monkeypatch.setenv("FAITHMON_SEVERITY_RULES", str(SEVERITY_RULES))
-    demo = ["demo", "--output", str(tmp_path / "r.html"), "--database", database_url]
+    # 400 requests: enough for every segment, chart and alert the pages show.
+    demo = ["demo", "--requests", "400", "--output", str(tmp_path / "r.html")]
+    demo += ["--database", database_url]
     result = CliRunner().invoke(main, demo)
     assert result.exit_code == 0, result.output
     settings = Settings.from_env()
@@ -144,18 +155,8 @@ def _get(url: str, key: str | None = None) -> tuple[int, str, dict[str, str]]:
     headers = {"Accept": "text/html"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(url, headers=headers)
-    opener = urllib.request.build_opener(_NoRedirect)
-    try:
-        with opener.open(request, timeout=10) as response:
-            return response.status, response.read().decode(), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(), dict(error.headers)
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None
+    status, body, got = send(url, headers=headers, timeout=10, follow_redirects=False)
+    return status, body.decode(), dict(got)
 
 
 PAGES = (

@@ -31,6 +31,9 @@ from tests.api.reviewing import (
     serve,
 )
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 
 @pytest.fixture
 def served(database_url: str) -> Iterator[Served]:

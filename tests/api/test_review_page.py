@@ -6,8 +6,6 @@ stored, the next item loads, Escape skips, and hostile trace text stays text."""
 from __future__ import annotations
 
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from urllib.parse import urlencode
 
@@ -16,18 +14,17 @@ from sqlalchemy import select
 
 from faithmon.store import review as store_review
 from faithmon.store.tables_review import ReviewLabelRow
+from tests.api.client import send
 from tests.api.reviewing import HOSTILE, Served, of, serve
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 
 @pytest.fixture
 def served(database_url: str) -> Iterator[Served]:
     with serve(database_url) as served:
         yield served
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None
 
 
 def fetch(
@@ -38,12 +35,8 @@ def fetch(
     headers = {"Authorization": f"Bearer {served.keys[role]}", "Accept": "text/html"}
     if data is not None:
         headers["Content-Type"] = "application/x-www-form-urlencoded"
-    request = urllib.request.Request(served.url + path, data, headers)
-    try:
-        with urllib.request.build_opener(_NoRedirect).open(request, timeout=30) as response:
-            return response.status, response.read().decode(), response.headers["location"] or ""
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(), error.headers["location"] or ""
+    status, body, got = send(served.url + path, data, headers, follow_redirects=False)
+    return status, body.decode(), got["location"] or ""
 
 
 def test_the_page_escapes_trace_text_and_keeps_tenants_apart(served: Served) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from faithmon.api.app import create_app
 from faithmon.api.v1 import ReadOptions
 from faithmon.ingest.pipeline import Pipeline
@@ -16,6 +18,9 @@ from faithmon.store import Sessions
 from tests.api.client import get
 from tests.api.seed import CONFIG, JUDGE, seed
 from tests.servers import serve_in_thread
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 
 def _segments(sessions: Sessions, stale_after: float) -> dict[str, Any]:

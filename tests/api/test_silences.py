@@ -6,12 +6,9 @@ Chromium, with what the store holds shown as text."""
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -30,7 +27,11 @@ from faithmon.store import alerts as store_alerts
 from faithmon.store import engine as store_engine
 from faithmon.store import keys as store_keys
 from faithmon.store import silences as store_silences
+from tests.api.client import call_as
 from tests.servers import serve_in_thread
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned=2">'
 JUDGE = "offline/silences"
@@ -112,24 +113,9 @@ def served(database_url: str) -> Iterator[Served]:
         engine.dispose()
 
 
-def _call(served: Served, method: str, path: str, key: str, body: object = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    headers = {"Authorization": f"Bearer {served.keys[key]}", "Content-Type": "application/json"}
-    request = urllib.request.Request(served.url + path, data, headers, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            status, text = response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        status, text = error.code, error.read().decode()
-    try:
-        return status, json.loads(text)
-    except ValueError:
-        return status, text
-
-
 def test_silences_in_the_api(served: Served) -> None:
     body = {"matchers": ["model=m2"], "duration": "2h", "comment": "deploy"}
-    status, made = _call(served, "POST", "/api/v1/silences", "admin", body)
+    status, made = call_as(served, "POST", "/api/v1/silences", "admin", body)
     assert status == 201, made
     assert made["matchers"] == ["model=m2"] and made["state"] == "active"
     assert made["created_by"] == f"key fm_{served.prefixes['admin']}" and made["tenant"] is None
@@ -139,7 +125,7 @@ def test_silences_in_the_api(served: Served) -> None:
 
     # A tenant's key: its silence is bound to its tenant whatever it asked for.
     wide = {"matchers": ["tenant=~.*"], "ends_at": _later(3), "comment": "mine"}
-    status, own = _call(served, "POST", "/api/v1/silences", "acme", wide)
+    status, own = call_as(served, "POST", "/api/v1/silences", "acme", wide)
     assert status == 201, own
     assert own["matchers"] == ["tenant=~.*", "tenant=acme"] and own["tenant"] == "acme"
     globex = {"route": "search", "tenant": "globex", "kind": "faithfulness_drift"}
@@ -148,25 +134,25 @@ def test_silences_in_the_api(served: Served) -> None:
     assert [s.id for s in running] == [made["id"], own["id"]]
     assert silenced_by([running[1]], globex, datetime.now(UTC)) is None
 
-    status, page = _call(served, "GET", "/api/v1/silences", "acme")
+    status, page = call_as(served, "GET", "/api/v1/silences", "acme")
     assert status == 200 and [s["id"] for s in page["items"]] == [own["id"]]
-    status, page = _call(served, "GET", "/api/v1/silences?limit=1", "admin")
+    status, page = call_as(served, "GET", "/api/v1/silences?limit=1", "admin")
     assert [s["id"] for s in page["items"]] == [own["id"]] and page["next_cursor"]
-    status, rest = _call(served, "GET", f"/api/v1/silences?cursor={page['next_cursor']}", "admin")
+    status, rest = call_as(served, "GET", f"/api/v1/silences?cursor={page['next_cursor']}", "admin")
     assert [s["id"] for s in rest["items"]] == [made["id"]] and rest["next_cursor"] is None
-    assert _call(served, "GET", f"/api/v1/silences/{made['id']}", "acme")[0] == 404
+    assert call_as(served, "GET", f"/api/v1/silences/{made['id']}", "acme")[0] == 404
 
     # Making and ending need `review`; another tenant's silence is unknown.
-    assert _call(served, "POST", "/api/v1/silences", "reader", body)[0] == 403
-    assert _call(served, "POST", f"/api/v1/silences/{made['id']}/expire", "acme")[0] == 404
-    status, ended = _call(served, "POST", f"/api/v1/silences/{made['id']}/expire", "admin")
+    assert call_as(served, "POST", "/api/v1/silences", "reader", body)[0] == 403
+    assert call_as(served, "POST", f"/api/v1/silences/{made['id']}/expire", "acme")[0] == 404
+    status, ended = call_as(served, "POST", f"/api/v1/silences/{made['id']}/expire", "admin")
     assert status == 200 and ended["state"] == "expired" and ended["already_ended"] is False
-    status, again = _call(served, "POST", f"/api/v1/silences/{made['id']}/expire", "admin")
+    status, again = call_as(served, "POST", f"/api/v1/silences/{made['id']}/expire", "admin")
     assert status == 200 and again["already_ended"] is True
     assert again["ends_at"] == ended["ends_at"]
-    status, shown = _call(served, "GET", "/api/v1/silences", "admin")
+    status, shown = call_as(served, "GET", "/api/v1/silences", "admin")
     assert [s["id"] for s in shown["items"]] == [own["id"]]
-    status, every = _call(served, "GET", "/api/v1/silences?include_ended=true", "admin")
+    status, every = call_as(served, "GET", "/api/v1/silences?include_ended=true", "admin")
     assert [s["id"] for s in every["items"]] == [own["id"], made["id"]]
 
 
@@ -188,7 +174,7 @@ def _later(hours: int) -> str:
     ],
 )
 def test_a_bad_silence_is_a_422_saying_why(served: Served, body: object, says: str) -> None:
-    status, answer = _call(served, "POST", "/api/v1/silences", "admin", body)
+    status, answer = call_as(served, "POST", "/api/v1/silences", "admin", body)
     assert status == 422 and says in json.dumps(answer), answer
 
 

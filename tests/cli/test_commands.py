@@ -11,8 +11,12 @@ from click.testing import CliRunner
 from faithmon.cli import main
 from faithmon.judge.offline import NAME
 from faithmon.store import engine as store_engine
+from tests.demo_run import DemoRun
 from tests.openai_server import OpenAIServer, supporting
 from tests.servers import serve_in_thread
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
 SEED = [
@@ -88,26 +92,34 @@ def test_score_reports_bad_lines_and_keeps_the_rest(tmp_path: Path) -> None:
     assert "line 3: 'response' must be a string" in result.stderr
 
 
-def test_demo_alerts_on_the_new_model_only(
-    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def demo_output(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """What the demo printed, with FAITHMON_DATABASE_URL naming the database it wrote:
+    on SQLite a copy of the session's demo, on PostgreSQL a demo run for the test."""
+    if request.param == "sqlite":
+        request.getfixturevalue("demo_copy")
+        run: DemoRun = request.getfixturevalue("demo_run")
+        return run.stdout
+    url: str = request.getfixturevalue("postgres_url")
+    monkeypatch.chdir(request.getfixturevalue("tmp_path"))
+    monkeypatch.setenv("FAITHMON_DATABASE_URL", url)
+    result = CliRunner().invoke(main, ["demo", "--database", url])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_demo_alerts_on_the_new_model_only(demo_output: str) -> None:
     """The demo's drifting model version fires, and no other segment does; the broken
     judge configuration it swaps in raises a judge-drift alert."""
-    monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    given = ["--database", database_url] if database_url.startswith("postgresql") else []
-    if database_url.startswith("postgresql"):
-        monkeypatch.setenv("FAITHMON_DATABASE_URL", database_url)
-    result = runner.invoke(main, ["demo", *given])
-    assert result.exit_code == 0, result.output
     tenants = ("acme", "globex", "initech")
     for tenant in tenants:
         assert f"faithfulness_drift [firing] model=northwind-llm-1.1,tenant={tenant}" in (
-            result.stdout
+            demo_output
         )
     production = [
         line
-        for line in result.stdout.splitlines()
+        for line in demo_output.splitlines()
         if line.startswith("FIRING") and "judge_drift" not in line
     ]
     # Its wrong numbers also fire the critical-claim detector, and the wrong chunks it
@@ -118,11 +130,8 @@ def test_demo_alerts_on_the_new_model_only(
         * len(tenants)
     )
     assert all("model=northwind-llm-1.1,tenant=" in line for line in production), production
-    judge_drift = [line for line in result.stdout.splitlines() if line.startswith("FIRING  judge")]
+    judge_drift = [line for line in demo_output.splitlines() if line.startswith("FIRING  judge")]
     assert len(judge_drift) == 1 and "judge stricter" in judge_drift[0], judge_drift
-    if not database_url.startswith("postgresql"):
-        assert (tmp_path / "faithmon-demo.db").exists()
-        monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
     alerts = json.loads(runner.invoke(main, ["alerts", "list", "--json"]).stdout)
     found = sorted((a["rule"], sorted(a["segment"].items()), a["state"]) for a in alerts)
     expected = [
@@ -137,10 +146,10 @@ def test_demo_alerts_on_the_new_model_only(
     standings = {j["judge"]: j for j in status["judges"]}
     standing = standings[status["judge"]]
     assert standing["state"] == "proven" and standing["set"] == "starter"
-    assert f"accuracy {standing['accuracy']:.0%}, judge steady" in result.stdout
+    assert f"accuracy {standing['accuracy']:.0%}, judge steady" in demo_output
     broken = standings[f"{NAME} threshold=0"]
-    assert broken["state"] == "unproven" and f"      {broken['line']}\n" in result.stdout
-    assert "is unproven: it cannot separate the starter sentinels, accuracy" in result.stdout
+    assert broken["state"] == "unproven" and f"      {broken['line']}\n" in demo_output
+    assert "is unproven: it cannot separate the starter sentinels, accuracy" in demo_output
     records = json.loads(
         runner.invoke(main, ["traces", "list", "--json", "--limit", "2000"]).stdout
     )
@@ -167,12 +176,9 @@ def test_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "FAITHMON_SAMPLE_RATE='2': must be between 0.0 and 1.0" in result.stderr
 
 
-def test_alerts_show_and_ack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_alerts_show_and_ack(demo_copy: Path) -> None:
     """`faithmon alerts show` prints an alert's details; `ack` records who acknowledged it."""
-    monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    assert runner.invoke(main, ["demo", "--requests", "400"]).exit_code == 0
-    monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
     shown = runner.invoke(main, ["alerts", "show", "1"])
     assert shown.exit_code == 0 and "model=northwind-llm-1.1" in shown.stdout
     assert "baseline_rate" in shown.stdout and "trace " in shown.stdout
@@ -185,13 +191,10 @@ def test_alerts_show_and_ack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_drift_status_shows_segments_without_writing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`faithmon drift status` reads the detectors and changes no alert."""
-    monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    assert runner.invoke(main, ["demo"]).exit_code == 0
-    monkeypatch.setenv("FAITHMON_DATABASE_URL", "sqlite:///faithmon-demo.db")
     monkeypatch.setenv("FAITHMON_DRIFT_BASELINE_RECORDS", "140")
     monkeypatch.setenv("FAITHMON_DRIFT_BASELINE_DAYS", "0")
     # The demo's history spans seconds: like the demo, pin the threshold rather than

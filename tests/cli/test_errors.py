@@ -15,6 +15,9 @@ from click.testing import CliRunner, Result
 
 from faithmon.cli import main
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 READ_ONLY = (
     ["traces", "list"],
     ["alerts", "list"],

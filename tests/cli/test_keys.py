@@ -10,6 +10,9 @@ from click.testing import CliRunner
 from faithmon.api.keys import key_hash, prefix_of
 from faithmon.cli import main
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 
 @pytest.fixture
 def runner(database_url: str, monkeypatch: pytest.MonkeyPatch) -> CliRunner:

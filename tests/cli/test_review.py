@@ -21,6 +21,9 @@ from faithmon.store import records as store_records
 from faithmon.store import review_thresholds
 from tests.timing import days_ago
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 T0 = days_ago(1)
 CONTEXT = "Order A17 shipped on 3 March by courier."
 

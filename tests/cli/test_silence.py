@@ -11,6 +11,9 @@ from click.testing import CliRunner
 
 from faithmon.cli import main
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 
 @pytest.fixture
 def runner(database_url: str, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
@@ -85,7 +88,12 @@ def test_bad_input_is_one_line(runner: CliRunner, args: list[str], says: str) ->
     assert len(result.stderr.strip().splitlines()) == 1 and says in result.stderr
 
 
-def test_an_unknown_silence_is_one_line(runner: CliRunner) -> None:
+def test_an_unknown_silence_is_one_line(
+    empty_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before `db upgrade` and for an id that does not exist, one line and exit 1."""
+    monkeypatch.setenv("FAITHMON_DATABASE_URL", empty_database_url)
+    runner = CliRunner()
     missing = runner.invoke(main, ["silence", "list"])
     assert missing.exit_code == 1 and len(missing.stderr.strip().splitlines()) == 1
     assert runner.invoke(main, ["db", "upgrade"]).exit_code == 0

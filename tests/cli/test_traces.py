@@ -25,8 +25,11 @@ from faithmon.judge.contracts import checked
 from faithmon.judge.offline import OfflineJudge
 from faithmon.store import engine as store_engine
 from faithmon.store import evaluations, records
-from faithmon.store import traces as stored_traces
 from tests.api.seed import CITED_TRACE, RECORDS, SECRET, cited_record, make_record, seed
+from tests.store.factory import stored_records
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 ONE_OF_EACH = [0, 1, 3, 5, 8, 9]
 """Two evaluations (the newer by the drifting judge; the older with citations, a wrong one,
@@ -295,7 +298,7 @@ def test_list_json_keeps_the_record_shape(store: Store) -> None:
     engine = store_engine.make_engine(store.url)
     try:
         with store_engine.session_factory(engine)() as session:
-            stored = stored_traces.list_records(session, limit=RECORDS)
+            stored = stored_records(session, limit=RECORDS)
     finally:
         engine.dispose()
     assert rows == [record_json(s, judge) for s in stored]

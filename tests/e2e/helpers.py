@@ -8,8 +8,21 @@ import sys
 import time
 import urllib.request
 
+from click.testing import CliRunner
+
+from faithmon.cli import main
+
+# Commands whose point is a process of their own (signals, a heartbeat, a lifetime);
+# the rest run in-process: the answer is the same, without a Python start per call.
+_PROCESSES = {"serve", "worker"}
+
 
 def faithmon(env: dict[str, str], *args: str) -> str:
+    """Run a faithmon command with ``env``; fail on a non-zero exit; return its stdout."""
+    if args[0] not in _PROCESSES:
+        result = CliRunner().invoke(main, list(args), env=env)
+        assert result.exit_code == 0, (result.output, result.exception)
+        return result.stdout
     done = subprocess.run(
         [sys.executable, "-m", "faithmon", *args],
         env=env,

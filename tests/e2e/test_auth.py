@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import grpc
@@ -16,9 +14,13 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 import faithmon_instrumentation as fm
+from tests.api.client import send
 from tests.e2e.helpers import faithmon, free_port
-from tests.ingest.test_http import PROTOBUF, rag_body
+from tests.ingest.factory import PROTOBUF, rag_body
 from tests.timing import wait_for
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 Keys = dict[str, dict[str, object]]
 
@@ -44,12 +46,8 @@ def _call(url: str, path: str, key: object = None, body: bytes | None = None) ->
     headers = {"Content-Type": PROTOBUF} if body is not None else {}
     if key is not None:
         headers["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(url + path, data=body, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, response.read().decode(errors="replace")
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(errors="replace")
+    status, answer, _ = send(url + path, body, headers, timeout=10)
+    return status, answer.decode(errors="replace")
 
 
 def _records(env: dict[str, str]) -> list[dict[str, object]]:

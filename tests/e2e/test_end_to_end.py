@@ -13,6 +13,9 @@ import pytest
 import faithmon_instrumentation as fm
 from tests.e2e.helpers import faithmon
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 CONTEXT = "Order A17 shipped on 3 March by courier."
 EMAIL = "jane.doe@example.com"
 

@@ -9,9 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.helpers import faithmon
 from tests.openai_server import ChatServer
 from tests.servers import serve_in_thread
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "instrumentation" / "examples"
 

@@ -25,8 +25,11 @@ from faithmon.store import engine as store_engine
 from faithmon.store import receivers as store_receivers
 from faithmon.store.tables import RecordRow
 from tests.e2e.helpers import free_port, wait_until_healthy
-from tests.e2e.test_durability import Traces, post
+from tests.e2e.otlp import Traces, post
 from tests.timing import wait_for
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 BOUNDS = HealthBounds(receiver_stale=timedelta(seconds=1))
 

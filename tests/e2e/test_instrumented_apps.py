@@ -23,6 +23,9 @@ from tests.e2e.helpers import faithmon
 from tests.openai_server import ChatServer
 from tests.servers import serve_in_thread
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 CHUNKS = [
     "Refunds reach the original payment method within 5 business days.",
     "Gift cards cannot be refunded.",

@@ -42,11 +42,14 @@ from faithmon.model import Alert
 from faithmon.store import engine as store_engine
 from faithmon.store import keys as store_keys
 from faithmon.store.tables import Base
-from tests.alerts.test_sinks import SECRET, Receiver, serving
+from tests.alerts.factory import SECRET, Receiver, serving
 from tests.api.client import call, every_page, get
 from tests.e2e.helpers import faithmon, free_port, wait_until_healthy
-from tests.e2e.test_privacy import corpus, variants
+from tests.e2e.pii import corpus, variants
 from tests.timing import wait_for
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 CUSTOMERS = 30
 """``test_privacy``'s corpus size: the values its ingest leak hunt proves are scrubbed."""

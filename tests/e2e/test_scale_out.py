@@ -1,6 +1,7 @@
 """Scale-out and graceful shutdown, with real processes started by deploy/launch.py.
 
-A fleet of 2 receivers and 3 workers shares one PostgreSQL database. 20,000 RAG traces,
+A fleet of 2 receivers and 3 workers shares one PostgreSQL database. 1,000 RAG traces
+(20,000 in the scale tier, ``pytest -m scale``),
 written by the shim and encoded as OTLP protobuf, are split between the receivers by
 trace id, as the Collector's loadbalancing exporter does. During the load one receiver
 is killed with SIGKILL and started again (its spool replays what it acknowledged), and
@@ -53,9 +54,7 @@ from tests.servers import serve_in_thread
 from tests.timing import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-TRACES = 20_000
 TRACES_PER_BODY = 25
-DRIFT_FROM = TRACES // 2  # from this trace on, one route's answers go bad
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
 
@@ -148,7 +147,7 @@ class Traffic:
 
 
 def make_traffic(count: int, receivers: int, seed: int = 20261129) -> Traffic:
-    """``count`` shim traces; from DRIFT_FROM on, half of the billing answers invent facts."""
+    """``count`` shim traces; from the middle on, half of the billing answers invent facts."""
     rng = random.Random(seed)
     exporter = InMemorySpanExporter()
     fm.setup(service_name="scale-out", processors=[SimpleSpanProcessor(exporter)], export=False)
@@ -161,7 +160,7 @@ def make_traffic(count: int, receivers: int, seed: int = 20261129) -> Traffic:
             if rng.random() < 0.1:
                 question += f" Write to buyer{n}@example.com."
             fact = f"Order {order} shipped on 3 March by courier."
-            bad = rng.random() < (0.5 if n >= DRIFT_FROM and route == "billing" else 0.05)
+            bad = rng.random() < (0.5 if n >= count // 2 and route == "billing" else 0.05)
             answer = fact
             if bad:
                 answer += f" A refund of {n % 90 + 10} euros reaches Lisbon on Friday."
@@ -259,7 +258,6 @@ def fleet_env(database_url: str, run_dir: Path, **extra: str) -> dict[str, str]:
         "FAITHMON_JUDGE": "offline",
         "FAITHMON_ASSEMBLY_QUIET_SECONDS": "0.2",
         "FAITHMON_DRIFT_DIMENSIONS": "route,model",
-        "FAITHMON_DRIFT_BASELINE_RECORDS": "1000",
         "FAITHMON_DRIFT_BASELINE_DAYS": "0",
         "FAITHMON_WORKER_SCORE_INTERVAL": "0.5",
         # The baseline freezes on the first drift run that has enough records. Mid-load,
@@ -296,7 +294,9 @@ def drift_state(settings: Settings, sessions: sessionmaker[Session], now: dateti
     return DriftState(baselines, result, alerts)
 
 
-def single_process_run(settings: Settings, bodies: Sequence[bytes], now: datetime) -> DriftState:
+def single_process_run(
+    settings: Settings, bodies: Sequence[bytes], traces: int, now: datetime
+) -> DriftState:
     """The same traffic through one in-process pipeline, scorer and drift run."""
     with wiring.open_store(settings) as sessions:
         pipeline = wiring.store_pipeline(settings, sessions)
@@ -310,7 +310,7 @@ def single_process_run(settings: Settings, bodies: Sequence[bytes], now: datetim
                 pipeline.flush_all()
         pipeline.flush_all()
         score_pending(sessions, wiring.make_judge(settings), batch=500)
-        assert tally(sessions) == Tally(TRACES, TRACES, TRACES, TRACES, 0, 0)
+        assert tally(sessions) == Tally(traces, traces, traces, traces, 0, 0)
         return drift_state(settings, sessions, now)
 
 
@@ -326,14 +326,19 @@ def log_tail(log_dir: Path) -> str:
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("traces", "baseline"),
+    [(1_000, 200), pytest.param(20_000, 1_000, marks=pytest.mark.scale)],
+    ids=["1k", "20k"],
+)
 def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
-    postgres_url: str,
-    pg_engine: Engine,
-    tmp_path: Path,
+    postgres_url: str, pg_engine: Engine, tmp_path: Path, traces: int, baseline: int
 ) -> None:
-    traffic = make_traffic(TRACES, receivers=2)
+    """Every trace stored once and evaluated once through a receiver's and a worker's
+    SIGKILL, and drift equal to one process's over the same traffic."""
+    traffic = make_traffic(traces, receivers=2)
     assert set(traffic.bodies) == {0, 1}
-    env = fleet_env(postgres_url, tmp_path)
+    env = fleet_env(postgres_url, tmp_path, FAITHMON_DRIFT_BASELINE_RECORDS=str(baseline))
     sessions = store_engine.session_factory(pg_engine)
     fleet = launch.Fleet(
         receivers=2,
@@ -374,7 +379,7 @@ def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
         assert restart and restart[0] == -9, f"receiver 0 exited with {restart}"
 
         # One worker is killed with SIGKILL while it holds leases, halfway through.
-        wait_for(lambda: tally(sessions).evaluations >= TRACES // 4, 600, "evaluations")
+        wait_for(lambda: tally(sessions).evaluations >= traces // 4, 600, "evaluations")
         victim = fleet.worker_members[1]
         owner = f"{socket.gethostname()}:{victim.pid}"
 
@@ -397,7 +402,7 @@ def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
         refused = dict(senders[0].retries)
 
         wait_for(
-            lambda: (t := tally(sessions)).records == TRACES and t.evaluated_records == TRACES,
+            lambda: (t := tally(sessions)).records == traces and t.evaluated_records == traces,
             900,
             "every record stored and evaluated",
             0.5,
@@ -414,12 +419,12 @@ def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
     assert refused, "the receiver restarted without its sender noticing"
 
     # Every trace stored once, every record evaluated once, no lease left behind.
-    assert tally(sessions) == Tally(TRACES, TRACES, TRACES, TRACES, 0, 0)
+    assert tally(sessions) == Tally(traces, traces, traces, traces, 0, 0)
     with sessions() as session:
         stored = set(session.scalars(select(RecordRow.trace_id)))
         statuses_by = store_records.counts_by_status(session)
     assert stored == set(traffic.trace_ids)
-    assert statuses_by == {"scored": TRACES}, statuses_by  # none cut short as incomplete
+    assert statuses_by == {"scored": traces}, statuses_by  # none cut short as incomplete
 
     # Drift over the fleet's database equals drift from one process over the same traffic.
     settings = Settings.from_env(env)
@@ -431,6 +436,7 @@ def test_two_receivers_three_workers_with_restart_and_kill_match_one_process(
     reference = single_process_run(
         Settings.from_env({**env, "FAITHMON_DATABASE_URL": f"sqlite:///{tmp_path}/one.db"}),
         traffic.all_bodies,
+        traces,
         now,
     )
     assert fleet_drift.run.baseline_ready and fleet_drift.baselines
@@ -456,20 +462,21 @@ def post_all(url: str, bodies: Sequence[bytes]) -> None:
 def test_sigterm_receiver_saves_every_buffered_trace_before_it_exits(
     postgres_url: str, pg_engine: Engine, tmp_path: Path
 ) -> None:
-    """Traces still waiting for assembly (quiet period 30 s) are stored on SIGTERM."""
+    """Traces still waiting for assembly (quiet period 600 s) are stored on SIGTERM."""
     traffic = make_traffic(200, receivers=1)
-    env = fleet_env(postgres_url, tmp_path, FAITHMON_ASSEMBLY_QUIET_SECONDS="30")
+    # A quiet period no run outlasts: whatever is stored was stored by the drain.
+    env = fleet_env(postgres_url, tmp_path, FAITHMON_ASSEMBLY_QUIET_SECONDS="600")
     sessions = store_engine.session_factory(pg_engine)
     fleet = launch.Fleet(receivers=1, workers=0, base_port=free_ports(1), env=env)
     fleet.start()
     try:
         # Every trace's quiet period runs from its spans' arrival, after ``posted``:
-        # whatever is stored before ``posted + 30`` was stored by the drain.
+        # whatever is stored before ``posted + 600`` was stored by the drain.
         posted = time.monotonic()
         post_all(fleet.urls[0], traffic.bodies[0])
         assert tally(sessions).records == 0  # accepted (200), and buffered
         status = fleet.stop_receiver(0)
-        assert time.monotonic() - posted < 30, "the quiet period ran out: this proves nothing"
+        assert time.monotonic() - posted < 600, "the quiet period ran out: this proves nothing"
     finally:
         fleet.stop()
     assert status in (0, -15)
@@ -542,7 +549,7 @@ def slow_judge() -> Iterator[tuple[SupportingJudge, str]]:
 
 
 def seed_records(sessions: sessionmaker[Session], count: int) -> None:
-    from tests.jobs.test_workers import records
+    from tests.jobs.factory import records
 
     with sessions.begin() as session:
         store_records.save_records(session, records(count))
@@ -581,8 +588,8 @@ def test_sigterm_worker_mid_batch_exits_promptly_without_leaving_leases(
     finally:
         fleet.stop()
     after = tally(sessions)
+    # 0, not -9: it exited on its own before the fleet's 15 s stop timeout killed it.
     assert status == 0, f"exit status {status} after {took:.1f}s (-9: killed at the timeout)"
-    assert took < 10
     assert after.leased == 0, after
     assert after.pending > 0  # it stopped, rather than draining the whole queue first
     assert after.evaluations == after.evaluated_records == 400 - after.pending

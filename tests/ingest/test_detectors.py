@@ -9,6 +9,8 @@ import pytest
 from faithmon.ingest import addresses, names
 from faithmon.ingest.detectors import Detector, Found
 from faithmon.ingest.scrub import PiiScrubber
+from faithmon.model import Chunk, RagRecord
+from tests.timing import days_ago
 
 KEY = b"detector-tests-key-0123456789"
 
@@ -115,14 +117,31 @@ def test_different_values_get_different_placeholders(scrubber: PiiScrubber) -> N
     assert first != second
 
 
+def _question_of(scrubber: PiiScrubber, trace_id: str, tenant: str) -> str:
+    record = RagRecord(
+        trace_id=trace_id,
+        question="Mail jane.doe@example.com",
+        answer="Done.",
+        chunks=(Chunk(0, "Mail goes out daily."),),
+        labels={"tenant": tenant},
+        started_at=days_ago(1),
+    )
+    return scrubber(record).question
+
+
 def test_scope_decides_whether_records_link() -> None:
-    """Record scope keys each trace apart; global scope links equal values everywhere."""
-    text = "Mail jane.doe@example.com"
+    """Record scope keys each trace apart; tenant scope links a tenant's traces; global
+    scope links equal values everywhere: the same address in two records of two tenants."""
     per_record = PiiScrubber(KEY, scope="record")
-    assert per_record.scrub_text(text, "trace-a") != per_record.scrub_text(text, "trace-b")
-    assert per_record.scrub_text(text, "trace-a") == per_record.scrub_text(text, "trace-a")
+    assert _question_of(per_record, "a" * 32, "acme") != _question_of(per_record, "b" * 32, "acme")
+    assert _question_of(per_record, "a" * 32, "acme") == _question_of(per_record, "a" * 32, "acme")
+    per_tenant = PiiScrubber(KEY, scope="tenant")
+    assert _question_of(per_tenant, "a" * 32, "acme") == _question_of(per_tenant, "b" * 32, "acme")
+    assert _question_of(per_tenant, "a" * 32, "acme") != _question_of(per_tenant, "a" * 32, "zeta")
     linked = PiiScrubber(KEY, scope="global")
-    assert linked.scrub_text(text) == linked.scrub_text(text)
+    first = _question_of(linked, "a" * 32, "acme")
+    assert first == _question_of(linked, "b" * 32, "zeta")
+    assert re.fullmatch(r"Mail <EMAIL_[0-9a-f]{8}>", first)
     with pytest.raises(ValueError, match="scope must be one of"):
         PiiScrubber(KEY, scope="planet")  # type: ignore[arg-type]
 

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import urllib.error
-import urllib.request
 import zlib
 from collections.abc import Iterator, Sequence
 
 import pytest
 from google.rpc import status_pb2
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from faithmon.api.app import create_app
 from faithmon.ingest.http import RETRY_AFTER_SECONDS
@@ -26,9 +20,8 @@ from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
 from faithmon.model import RagRecord
+from tests.ingest.factory import PROTOBUF, post, rag_body
 from tests.servers import serve_in_thread
-
-PROTOBUF = "application/x-protobuf"
 
 
 class FlakyStore:
@@ -58,31 +51,6 @@ def pipeline(store: FlakyStore) -> Pipeline:
 def receiver(pipeline: Pipeline) -> Iterator[str]:
     with serve_in_thread(create_app(pipeline, max_body_bytes=200_000)) as url:
         yield url
-
-
-def rag_body(question: str = "Where is order A17?") -> bytes:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("test")
-    with tracer.start_as_current_span("rag.request") as root:
-        root.set_attribute("openinference.span.kind", "CHAIN")
-        root.set_attribute("input.value", question)
-        root.set_attribute("output.value", "It shipped.")
-        with tracer.start_as_current_span("retrieve") as retrieve:
-            retrieve.set_attribute("openinference.span.kind", "RETRIEVER")
-            retrieve.set_attribute("retrieval.documents.0.document.content", "Order A17 shipped.")
-    body: bytes = encode_spans(exporter.get_finished_spans()).SerializeToString()
-    return body
-
-
-def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
-    request = urllib.request.Request(url + "/v1/traces", data=body, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, response.read(), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        return error.code, error.read(), dict(error.headers)
 
 
 def test_valid_export_is_accepted_and_assembled(

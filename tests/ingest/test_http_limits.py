@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import math
 import socket
 import time
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
 from faithmon.model import RagRecord
-from tests.ingest.test_http import PROTOBUF, post, rag_body
+from tests.ingest.factory import PROTOBUF, post, rag_body
 from tests.servers import serve_in_thread
 
 SECRET = "SECRET-91c2"
@@ -107,23 +108,30 @@ def healthz(url: str) -> int:
 # Item 1: gzip in linear time, with a cap on members.
 
 
+def _inflate_cpu_seconds(members: int) -> float:
+    """The least CPU time of three inflations of ``members`` empty gzip members."""
+    body = gzip.compress(b"") * members
+    best = math.inf
+    for _ in range(3):
+        started = time.process_time()
+        assert _inflate(body, "gzip", 1_000_000, max_members=10**9) == b""
+        best = min(best, time.process_time() - started)
+    return best
+
+
 def test_many_gzip_members_cost_linear_time() -> None:
-    """200,000 empty members inflate in well under a second (they took 40 s when quadratic)."""
-    empty = gzip.compress(b"")
-    body = empty * 200_000
-    started = time.process_time()
-    assert _inflate(body, "gzip", 1_000_000, max_members=10**9) == b""
-    assert time.process_time() - started < 5
+    """Twice the members cost about twice the time, not four times (a quadratic inflate
+    took 40 s on 200,000): complexity as a ratio, which a busy machine does not skew."""
+    ratio = _inflate_cpu_seconds(200_000) / _inflate_cpu_seconds(100_000)
+    assert ratio < 3, f"200,000 members cost {ratio:.1f} times 100,000"
 
 
 def test_more_gzip_members_than_the_cap_get_413(receiver: str) -> None:
     """A body of more than MAX_GZIP_MEMBERS members gets 413 at once, and /healthz still answers."""
     body = gzip.compress(b"") * (MAX_GZIP_MEMBERS + 1)
-    started = time.monotonic()
     status, reply, _ = post(receiver, body, {"Content-Type": PROTOBUF, "Content-Encoding": "gzip"})
     assert status == 413
     assert "gzip members" in status_pb2.Status.FromString(reply).message
-    assert time.monotonic() - started < 2
     assert healthz(receiver) == 200
 
 
@@ -178,7 +186,7 @@ def test_body_shorter_than_its_length_gets_408(receiver: str) -> None:
         reply = read_reply(sock)
         elapsed = time.monotonic() - started
     assert reply.status == 408
-    assert 0.4 < elapsed < 3
+    assert elapsed > 0.4  # after the idle timeout, not at once
     assert status_pb2.Status.FromString(reply.body).message == "request body timed out"
     assert reply.headers["connection"] == "close" and reply.closed
     assert healthz(receiver) == 200
@@ -203,7 +211,7 @@ def test_a_trickling_body_meets_the_deadline(receiver: str) -> None:
                 break
         elapsed = time.monotonic() - started
     assert reply_data.startswith(b"HTTP/1.1 408")
-    assert 1.3 < elapsed < 4
+    assert elapsed > 1.3  # at the deadline: the trickle kept the idle timeout away
 
 
 # Item 4: Retry-After outlasts the keep-alive, which the server sets itself.

@@ -27,7 +27,7 @@ from faithmon.ingest.spans import IngestLog, IngestSpan
 from faithmon.ingest.spool import Spool
 from faithmon.ingest.workers import InProcesses, pii_scrubber
 from faithmon.model import RagRecord, Scrubber
-from tests.ingest.test_spool import Store, spans, trace_id
+from tests.ingest.factory import Store, spans, trace_id
 from tests.servers import serve_in_thread
 from tests.timing import days_ago, wait_for
 

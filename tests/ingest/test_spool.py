@@ -3,64 +3,20 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
 
-from faithmon.errors import ConfigError, SaturatedError, StoreUnavailable
+from faithmon.errors import ConfigError, SaturatedError
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
 from faithmon.ingest.spans import IngestEvent, IngestLog, IngestSpan
 from faithmon.ingest.spool import Spool, decode, encode
-from faithmon.model import RagRecord
+from tests.ingest.factory import Store, spans, trace_id
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
-
-
-def spans(trace_id: str, question: str = "Where is order A17?") -> list[IngestSpan]:
-    """A root span with its question and answer, and a retrieval child with one chunk."""
-    root = IngestSpan(
-        trace_id,
-        "b7ad6b7169203331",
-        None,
-        "rag.request",
-        1_000,
-        9_000,
-        {"openinference.span.kind": "CHAIN", "input.value": question, "output.value": "Shipped."},
-        {"service.name": "support-bot"},
-    )
-    child = IngestSpan(
-        trace_id,
-        "c7ad6b7169203331",
-        "b7ad6b7169203331",
-        "rag.retrieve",
-        2_000,
-        3_000,
-        {
-            "openinference.span.kind": "RETRIEVER",
-            "retrieval.documents.0.document.content": "Order A17 shipped on Monday.",
-            "retrieval.documents.0.document.score": 0.5,
-        },
-    )
-    return [root, child]
-
-
-class Store:
-    """Records by trace id (stored idempotently, as the real store does); ``down`` fails saves."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, RagRecord] = {}
-        self.saves = 0
-        self.down = False
-
-    def __call__(self, records: Sequence[RagRecord]) -> None:
-        if self.down:
-            raise StoreUnavailable("OperationalError")
-        self.saves += 1
-        for record in records:
-            self.records.setdefault(record.trace_id, record)
 
 
 def pipeline(store: Store, spool: Spool) -> Pipeline:
@@ -71,10 +27,6 @@ def crash(spool: Spool) -> None:
     """What SIGKILL leaves: files closed by the kernel, nothing deleted, the lock released."""
     spool._current.file.close()
     spool._lock_file.close()
-
-
-def trace_id(n: int) -> str:
-    return f"{n:032x}"
 
 
 def test_encode_and_decode_keep_every_field() -> None:

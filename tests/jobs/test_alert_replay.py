@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.alerts import ListSink, Policy
@@ -19,8 +20,11 @@ from faithmon.alerts.rules import load
 from faithmon.alerts.sinks import SinkOptions
 from faithmon.jobs import check_drift, notify
 from faithmon.model import AlertSink, RagRecord
-from tests.alerts.test_sinks import SECRET, Receiver, serving
-from tests.jobs.test_drift import BAD, CONFIG, CONTEXT, JUDGE, T0, record, save_and_score
+from tests.alerts.factory import SECRET, Receiver, serving
+from tests.jobs.factory import BAD, CONFIG, CONTEXT, JUDGE, T0, record, save_and_score
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 RULES = """
 [sinks.oncall]

@@ -25,9 +25,12 @@ from faithmon.store import records as store_records
 from faithmon.store import work
 from faithmon.store.tables import EvaluationRow, RecordRow
 from tests.api.client import get
-from tests.judge.test_cascade import CHUNKS, SURE, UNSURE, Confident, llm
+from tests.judge.factory import CHUNKS, SURE, UNSURE, Confident, llm
 from tests.openai_server import OpenAIServer, Step, reply
 from tests.servers import serve_in_thread
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 T0 = datetime.now(UTC) - timedelta(hours=1)
 LLM_REPLY = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon import drift
@@ -17,6 +18,9 @@ from faithmon.model import Chunk, RagRecord, segment_key
 from faithmon.store import baselines as store_baselines
 from faithmon.store import records as store_records
 from tests.timing import days_ago
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 T0 = days_ago(2)
 JUDGE = checked(OfflineJudge())

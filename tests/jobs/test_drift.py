@@ -15,54 +15,19 @@ from sqlalchemy.orm import Session, sessionmaker
 from faithmon import drift
 from faithmon.alerts import Policy
 from faithmon.cli import main
-from faithmon.jobs import check_drift, run_sentinels, score_pending
+from faithmon.jobs import check_drift, run_sentinels
 from faithmon.judge import OfflineJudge
-from faithmon.model import Chunk, RagRecord, SamplingTally, segment_key
+from faithmon.model import RagRecord, SamplingTally, segment_key
 from faithmon.store import alerts as store_alerts
 from faithmon.store import baselines as store_baselines
 from faithmon.store import evaluations as store_evaluations
-from faithmon.store import records as store_records
 from faithmon.store import sampling as store_sampling
 from faithmon.store import sentinels as store_sentinels
 from faithmon.store import thresholds as store_thresholds
-from tests.timing import days_ago
+from tests.jobs.factory import BAD, CONFIG, CONTEXT, JUDGE, T0, record, save_and_score
 
-T0 = days_ago(2)  # midnight, so the first records share an hour
-CONTEXT = "Order A17 shipped on 3 March by courier."
-BAD = CONTEXT + " It arrives tomorrow by drone."
-JUDGE = OfflineJudge()
-
-
-def record(
-    n: int, answer: str, start: datetime = T0, reason: str = "sampled", **labels: str
-) -> RagRecord:
-    return RagRecord(
-        trace_id=f"{n + 1:032x}",
-        question="Where is order A17?",
-        answer=answer,
-        chunks=(Chunk(0, CONTEXT, id=f"doc-{n % 3}"),),
-        labels=labels,
-        started_at=start + timedelta(minutes=n),
-        sample_reason=reason,
-    )
-
-
-def save_and_score(sessions: sessionmaker[Session], records: list[RagRecord]) -> None:
-    with sessions.begin() as session:
-        store_records.save_records(session, records)
-    score_pending(sessions, JUDGE)
-
-
-CONFIG = drift.DriftConfig(
-    dimensions=("route", "model"),
-    threshold=6.0,
-    baseline_records=60,
-    baseline_days=0,
-    segment_min_baseline=10,
-    recovery_records=60,
-    no_data_hours=2,
-    no_data_dimensions=("route",),
-)
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 
 def test_sampling_weights_come_from_the_stored_counts(sessions: sessionmaker[Session]) -> None:

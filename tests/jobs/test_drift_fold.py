@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,7 +29,10 @@ from faithmon.store import evaluations as store_evaluations
 from faithmon.store import records as store_records
 from faithmon.store import work as store_work
 from faithmon.store.tables import RecordRow
-from tests.jobs.test_drift import BAD, CONFIG, CONTEXT, JUDGE, T0, record, save_and_score
+from tests.jobs.factory import BAD, CONFIG, CONTEXT, JUDGE, T0, record, save_and_score
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 POLICY = Policy(recovery_runs=2)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.alerts import ListSink
@@ -18,9 +19,12 @@ from faithmon.model.health import ReceiverStatus
 from faithmon.store import alerts as store_alerts
 from faithmon.store import receivers as store_receivers
 from faithmon.store import records as store_records
-from faithmon.store import traces as store_traces
-from tests.jobs.test_workers import records
+from tests.jobs.factory import records
 from tests.openai_server import SupportingJudge
+from tests.store.factory import stored_records
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 BOUNDS = HealthBounds(judge_error_rate=0.2, judge_error_min=20, receiver_stale=timedelta(minutes=2))
 
@@ -49,7 +53,7 @@ def test_a_failing_judge_raises_judge_error_then_resolves(
     assert "HTTP 503" in fired.details["top_errors"][0]["error"]
     assert sink.alerts == [fired]
     with sessions() as session:
-        stored = store_traces.list_records(session)
+        stored = stored_records(session)
     scores = [e.faithfulness for s in stored for e in s.evaluations if e.status == "judge_error"]
     assert len(scores) == 8 and set(scores) == {None}
 

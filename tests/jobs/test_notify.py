@@ -22,8 +22,11 @@ from faithmon.jobs import notify
 from faithmon.model import Alert
 from faithmon.model.silences import Silence
 from faithmon.store import outbox as store_outbox
-from tests.alerts.test_sinks import SECRET, Receiver, serving
+from tests.alerts.factory import SECRET, Receiver, serving
 from tests.timing import days_ago
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 T0 = days_ago(1, hour=9)
 RULES = """

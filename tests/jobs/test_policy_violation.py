@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon import drift
@@ -20,6 +21,9 @@ from faithmon.store import alerts as store_alerts
 from faithmon.store import policy as store_policy
 from faithmon.store import records as store_records
 from tests.timing import days_ago
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 JUDGE = checked(OfflineJudge())
 CONTEXT = "Order A17 shipped on 3 March by courier."

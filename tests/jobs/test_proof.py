@@ -24,6 +24,9 @@ from faithmon.store import records as store_records
 from faithmon.store import sentinels as store_sentinels
 from tests.timing import days_ago
 
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
+
 CONTEXT = "Order A17 shipped on 3 March by courier."
 BAD = CONTEXT + " It arrives tomorrow."
 T0 = days_ago(1)

@@ -7,13 +7,17 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.alerts import ListSink
 from faithmon.jobs.review import check_disagreement, fill_queue
 from faithmon.model.review import ClaimLabel
 from faithmon.store import review as store_review
-from tests.store.test_review import EVERYTHING, JUDGE, records, scored
+from tests.store.factory import EVERYTHING, JUDGE, records, scored
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 
 def label_all(sessions: sessionmaker[Session], reviewer: str, agree: bool) -> None:

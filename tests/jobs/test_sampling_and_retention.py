@@ -20,9 +20,12 @@ from faithmon.model import Chunk, DroppedTrace, RagRecord, SamplingTally
 from faithmon.store import records as store_records
 from faithmon.store import retention as store_retention
 from faithmon.store import sampling as store_sampling
-from faithmon.store import traces as store_traces
 from faithmon.store.tables import RecordRow
+from tests.store.factory import stored_records
 from tests.timing import days_ago
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 T0 = days_ago(1, hour=9)  # on the hour, so an hourly tally's hour equals it
 
@@ -102,7 +105,7 @@ def test_retention_deletes_old_records_and_keeps_aggregates(
     deleted = apply_retention(sessions, 30, ("route",), OfflineJudge().name, now=lambda: T0)
     assert deleted == 4
     with sessions() as session:
-        left = store_traces.list_records(session)
+        left = stored_records(session)
         daily = store_retention.segment_daily(session)
     assert [r.record.trace_id for r in left] == [f"{11:032x}"]
     day = (T0 - timedelta(days=40)).date().isoformat()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.alerts import deliver
@@ -16,7 +17,10 @@ from faithmon.jobs.silences import muting, notify_after_silences
 from faithmon.model import Alert
 from faithmon.store import alerts as store_alerts
 from faithmon.store import silences as store_silences
-from tests.alerts.test_sinks import SECRET, serving
+from tests.alerts.factory import SECRET, serving
+
+# The dialect is not the point here: PostgreSQL runs in the second_backend tier.
+pytestmark = pytest.mark.one_backend
 
 
 def test_a_silenced_alert_is_told_once_after_its_silence(

@@ -24,8 +24,8 @@ from faithmon.judge import OfflineJudge
 from faithmon.model import Chunk, Judgement, RagRecord
 from faithmon.store import alerts as store_alerts
 from faithmon.store import records as store_records
-from faithmon.store import traces as store_traces
 from faithmon.store.tables import RecordRow
+from tests.store.factory import stored_records
 from tests.timing import days_ago, wait_for
 
 # Relative to today: a fixed date ages past the scheduled worker's retention window.
@@ -60,7 +60,7 @@ def test_score_pending_scores_everything_once(sessions: sessionmaker[Session]) -
     assert score_pending(sessions, OfflineJudge(), batch=3) == 7
     assert score_pending(sessions, OfflineJudge(), batch=3) == 0
     with sessions() as session:
-        stored = store_traces.list_records(session)
+        stored = stored_records(session)
     assert {s.status for s in stored} == {"scored"}
     assert all(len(s.evaluations) == 1 for s in stored)
     assert {s.evaluations[0].faithfulness for s in stored} == {1.0}
@@ -72,7 +72,7 @@ def test_judge_failure_is_recorded_not_scored(sessions: sessionmaker[Session]) -
         store_records.save_records(session, [record(0, CONTEXT)])
     assert score_pending(sessions, ExplodingJudge()) == 1
     with sessions() as session:
-        [stored] = store_traces.list_records(session)
+        [stored] = stored_records(session)
     assert stored.status == "judge_error"
     [evaluation] = stored.evaluations
     assert evaluation.faithfulness is None
@@ -171,7 +171,7 @@ def test_settle_stores_the_rest_when_a_record_was_deleted(
 
     assert [rid for rid, _ in saved] == [claimed[0][0], claimed[2][0]]
     with sessions() as session:
-        stored = store_traces.list_records(session)
+        stored = stored_records(session)
     assert {s.record.trace_id: s.status for s in stored} == {
         claimed[0][1].trace_id: "scored",
         claimed[2][1].trace_id: "scored",
@@ -204,7 +204,7 @@ def test_score_pending_goes_on_after_a_record_vanishes(sessions: sessionmaker[Se
     judge = DeletingJudge(sessions, records[1].trace_id, records[1].answer)
     assert score_pending(sessions, judge, batch=4, concurrency=2) == 3
     with sessions() as session:
-        stored = store_traces.list_records(session)
+        stored = stored_records(session)
     assert sorted(s.record.trace_id for s in stored) == sorted(
         r.trace_id for n, r in enumerate(records) if n != 1
     )

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import func, select
@@ -16,33 +16,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.jobs import run_sentinels, score_pending
 from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
-from faithmon.model import Chunk, RagRecord
 from faithmon.store import alerts as store_alerts
 from faithmon.store import engine as store_engine
 from faithmon.store import records as store_records
 from faithmon.store import sentinels as store_sentinels
-from faithmon.store import traces as store_traces
 from faithmon.store.tables import EvaluationRow, RecordRow
+from tests.jobs.factory import records
 from tests.openai_server import SupportingJudge
-from tests.timing import days_ago, wait_for
-
-CONTEXT = "Order A17 shipped on 3 March by courier."
-# Relative to today: the worker processes run retention on the real clock.
-T0 = days_ago(1)
-
-
-def records(count: int) -> list[RagRecord]:
-    return [
-        RagRecord(
-            trace_id=f"{n + 1:032x}",
-            question="Where is order A17?",
-            answer=f"The parcel number {n} left us on 3 March.",
-            chunks=(Chunk(0, CONTEXT),),
-            labels={"route": "shipping"},
-            started_at=T0 + timedelta(seconds=n),
-        )
-        for n in range(count)
-    ]
+from tests.store.factory import stored_records
+from tests.timing import wait_for
 
 
 def worker_env(database_url: str, judge_url: str, tmp: str, **extra: str) -> dict[str, str]:
@@ -244,7 +226,7 @@ def test_429_then_200_is_scored_with_the_retry_counted(
     )
     assert score_pending(sessions, judge) == 1
     with sessions() as session:
-        [stored] = store_traces.list_records(session)
+        [stored] = stored_records(session)
     [evaluation] = stored.evaluations
     assert stored.status == "scored" and evaluation.faithfulness == 1.0
     assert evaluation.usage.retries == 1 and evaluation.usage.calls == 1
@@ -280,7 +262,7 @@ def test_retryable_failure_defers_then_gives_up_as_judge_error(
         session.execute(RecordRow.__table__.update().values(next_attempt_at=None))
     assert score_pending(sessions, judge, retry=policy, now=lambda: clock[-1]) == 1
     with sessions() as session:
-        [stored] = store_traces.list_records(session)
+        [stored] = stored_records(session)
     assert stored.status == "judge_error" and stored.evaluations[0].faithfulness is None
 
 

@@ -4,8 +4,7 @@ scripted loopback endpoint for the uncertain claims only."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterator, Mapping
 
 import pytest
 
@@ -15,38 +14,12 @@ from faithmon.judge import JudgeOptions, OfflineJudge, make_judge
 from faithmon.judge.cascade import CascadeJudge
 from faithmon.judge.jsonl import score_lines
 from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
-from faithmon.model import Judgement
+from tests.judge.factory import CHUNKS, SURE, UNSURE, Confident, llm
 from tests.openai_server import OpenAIServer, Step, reply
 from tests.servers import serve_in_thread
 
-CHUNKS = [
-    "Order A17 shipped on 3 March by courier.",
-    "Refunds take 5 business days after the parcel is back.",
-]
-SURE = "Order A17 shipped on 3 March by courier."
-UNSURE = "Your money comes back within a week."
 ALSO_UNSURE = "The courier was late."
 ANSWER = f"{SURE} {UNSURE} {ALSO_UNSURE}"
-
-
-class Confident:
-    """The real offline judge, with the confidence a test chooses per claim sentence (a
-    stand-in for the calibrated confidences, so these tests do not depend on them)."""
-
-    def __init__(self, confidences: Mapping[str, float | None]) -> None:
-        self.offline = OfflineJudge()
-        self.confidences = confidences
-
-    @property
-    def name(self) -> str:
-        return "confident/" + self.offline.name
-
-    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
-        judgement = self.offline.judge(question, chunks, answer)
-        claims = tuple(
-            replace(c, confidence=self.confidences.get(c.text)) for c in judgement.claims
-        )
-        return replace(judgement, claims=claims)
 
 
 @pytest.fixture
@@ -54,13 +27,6 @@ def server() -> Iterator[tuple[OpenAIServer, str]]:
     scripted = OpenAIServer()
     with serve_in_thread(scripted.app) as url:
         yield scripted, url + "/v1"
-
-
-def llm(url: str, **changes: object) -> OpenAIJudge:
-    settings: dict[str, object] = {"timeout": 2.0, "deadline": 20.0, "backoff": 0.01, **changes}
-    return OpenAIJudge(
-        OpenAIJudgeConfig(model="judge-model", base_url=url, api_key="k", **settings)  # type: ignore[arg-type]
-    )
 
 
 def cascade(url: str, confidences: Mapping[str, float | None], bar: float = 0.9) -> CascadeJudge:

@@ -13,6 +13,9 @@ from faithmon.judge.text import normalise
 
 CONTEXT = "Order A17 shipped on 3 March by courier."
 DATA = Path(__file__).resolve().parents[3] / "shared/data/faithfulness"
+SAMPLE = Path(__file__).parent / "data" / "labelled_sample.jsonl"
+# offline/v5 scores 0.71 on the sample (0.76 on RAGTruth whole); the floor leaves a margin.
+SAMPLE_FLOOR = 0.66
 # offline/v4 measured (bench/judge_quality.py): HaluEval QA 0.805, RAGTruth 0.765 overall,
 # 0.825 on its QA part and 0.700 on data-to-text (v3: 0.735, 0.795, 0.531), SummEdits
 # 0.606; the floors leave a margin. v1 reached 0.922 on HaluEval by demanding that one
@@ -204,6 +207,38 @@ def test_lenient_and_strict_scores(judge: OfflineJudge) -> None:
     assert judgement.lenient == pytest.approx(2 / 3)
 
 
+def _balanced(hits: dict[str, int], totals: dict[str, int]) -> float:
+    assert all(totals.values())
+    return (hits["unfaithful"] / totals["unfaithful"] + hits["faithful"] / totals["faithful"]) / 2
+
+
+def test_verdicts_on_the_labelled_sample_are_pinned(judge: OfflineJudge) -> None:
+    """On 80 committed labelled rows (tests/judge/data) the judge gives the verdicts pinned
+    when it last changed, and separates faithful from unfaithful answers above a floor.
+
+    A change of the judge that moves a verdict updates the pins on purpose (the README
+    there says how) and is measured on the whole files by ``pytest -m quality``.
+    """
+    moved = []
+    hits = {"unfaithful": 0, "faithful": 0}
+    totals = {"unfaithful": 0, "faithful": 0}
+    with SAMPLE.open(encoding="utf-8") as rows:
+        for line in rows:
+            row = json.loads(line)
+            judgement = judge.judge(row["question"], row["contexts"], row["response"])
+            got = {"status": judgement.status, "verdicts": [c.verdict for c in judgement.claims]}
+            if got != row["pinned"]:
+                moved.append(f"{row['id']}: pinned {row['pinned']}, now {got}")
+            score = judgement.faithfulness
+            predicted = "unfaithful" if score is not None and score < 1.0 else "faithful"
+            totals[row["label"]] += 1
+            hits[row["label"]] += predicted == row["label"]
+    assert moved == [], "\n".join(moved)
+    assert totals == {"unfaithful": 40, "faithful": 40}
+    assert _balanced(hits, totals) >= SAMPLE_FLOOR
+
+
+@pytest.mark.quality
 @pytest.mark.parametrize(("name", "task"), list(FLOORS))
 def test_balanced_accuracy(judge: OfflineJudge, name: str, task: str | None) -> None:
     """On labelled sets the judge separates faithful from unfaithful answers above a floor."""
@@ -223,8 +258,5 @@ def test_balanced_accuracy(judge: OfflineJudge, name: str, task: str | None) -> 
             totals[row["label"]] += 1
             hits[row["label"]] += predicted == row["label"]
 
-    assert all(totals.values())
-    balanced = (
-        hits["unfaithful"] / totals["unfaithful"] + hits["faithful"] / totals["faithful"]
-    ) / 2
+    balanced = _balanced(hits, totals)
     assert balanced >= FLOORS[name, task], f"balanced accuracy {balanced:.3f}"

@@ -33,8 +33,9 @@ from faithmon.report.chart import Band, Marker, render_chart
 from faithmon.store import alerts as store_alerts
 from faithmon.store import evaluations as store_evaluations
 from faithmon.store import records as store_records
-from faithmon.store import traces as store_traces
 from faithmon.store.report import Bucket, ReportData, Series, floor_time, load_report
+from tests.demo_run import DemoRun
+from tests.store.factory import stored_records
 
 JUDGE = OfflineJudge().name
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -318,7 +319,7 @@ def seed(sessions: sessionmaker[Session]) -> tuple[list[RagRecord], Alert]:
     with sessions() as session, session.begin():
         store_records.save_records(session, records)
     with sessions() as session, session.begin():
-        ids = {s.record.trace_id: s.id for s in store_traces.list_records(session, limit=100)}
+        ids = {s.record.trace_id: s.id for s in stored_records(session, limit=100)}
         for i, record in enumerate(records):
             claims = [Claim(f"Answer {i}.", "supported", chunk=0, quote=f"Answer {i}")]
             if i % 3 == 0:
@@ -398,19 +399,14 @@ def png_size(data: bytes) -> tuple[int, int, int]:
 
 @pytest.mark.browser
 def test_demo_report_in_chromium(
-    chromium: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    chromium: str, demo_run: DemoRun, demo_copy: Path, tmp_path: Path
 ) -> None:
     """The demo's report opens offline and shows charts, markers, alerts and marked claims."""
     from playwright.sync_api import Route, expect, sync_playwright
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("FAITHMON_DATABASE_URL", f"sqlite:///{tmp_path}/demo.db")
     runner = CliRunner()
-    report = tmp_path / "report.html"
-    demo = ["demo", "-o", str(report), "--database", f"sqlite:///{tmp_path}/demo.db"]
-    result = runner.invoke(main, demo)
-    assert result.exit_code == 0, result.output
-    assert result.stdout.endswith(f"report: {report}\n")
+    report = demo_run.report
+    assert demo_run.stdout.endswith(f"report: {report}\n")
     alerts = json.loads(runner.invoke(main, ["alerts", "list", "--json"]).stdout)
     firing = [a for a in alerts if a["state"] == "firing"]
     assert firing, "the demo raises at least one firing alert"

@@ -1,13 +1,29 @@
-"""Records for the store tests."""
+"""Shared store-test helpers: records for the store tests, and the review queue tests' records,
+judge and policy."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from faithmon.model import Chunk, RagRecord
+from sqlalchemy.orm import Session, sessionmaker
+
+from faithmon.jobs import score_pending
+from faithmon.judge import OfflineJudge
+from faithmon.model import Chunk, RagRecord, StoredRecord
+from faithmon.review.queue import QueuePolicy
+from faithmon.store import records as store_records
+from faithmon.store import traces as store_traces
+from faithmon.store.reads_traces import TraceFilter, list_traces
 from tests.timing import days_ago
 
 T0 = days_ago(1, hour=12)
+
+
+def stored_records(session: Session, limit: int = 100) -> list[StoredRecord]:
+    """The newest stored records whole, as `faithmon traces list --json` reads them."""
+    page = list_traces(session, TraceFilter(), limit)
+    found = store_traces.load_traces(session, [t.trace_id for t in page.items])
+    return [found[t.trace_id] for t in page.items]
 
 
 def make_record(n: int, chunks: int = 1, **labels: str) -> RagRecord:
@@ -22,3 +38,31 @@ def make_record(n: int, chunks: int = 1, **labels: str) -> RagRecord:
         labels=labels or {"route": "billing"},
         started_at=T0 + timedelta(minutes=n),
     )
+
+
+# The review queue tests' records start here.
+REVIEW_T0 = days_ago(1)
+CONTEXT = "Order A17 shipped on 3 March by courier."
+JUDGE = OfflineJudge()
+EVERYTHING = QueuePolicy(sample_rate=1.0, double_share=0.0)
+
+
+def records(tenants: list[str | None], bad: bool = False) -> list[RagRecord]:
+    answer = CONTEXT + (" It arrives tomorrow by drone." if bad else "")
+    return [
+        RagRecord(
+            trace_id=f"{n + 1 + (500 if bad else 0):032x}",
+            question="Where is order A17?",
+            answer=answer,
+            chunks=(Chunk(0, CONTEXT),),
+            labels={"model": "m1", **({"tenant": t} if t else {})},
+            started_at=REVIEW_T0 + timedelta(minutes=n),
+        )
+        for n, t in enumerate(tenants)
+    ]
+
+
+def scored(sessions: sessionmaker[Session], batch: list[RagRecord]) -> None:
+    with sessions.begin() as session:
+        store_records.save_records(session, batch)
+    score_pending(sessions, JUDGE)

@@ -97,11 +97,11 @@ def test_chunk_rows_go_with_their_record(sessions: sessionmaker[Session]) -> Non
     assert _rows(sessions) == {(f"{2:032x}", 0, "c", 0.5, "acme")}
 
 
-def test_the_migration_fills_chunk_rows_from_stored_records(database_url: str) -> None:
+def test_the_migration_fills_chunk_rows_from_stored_records(empty_database_url: str) -> None:
     """Records stored before the chunk table existed get their rows, over several
     batches with gaps in the ids: positions from 0, ids as text (numbers too), scores
     only when they are numbers, as a save writes them."""
-    engine = store_engine.make_engine(database_url)
+    engine = store_engine.make_engine(empty_database_url)
     try:
         store_engine.upgrade(engine, "0015")
         at = days_ago(1).replace(tzinfo=None)

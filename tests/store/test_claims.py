@@ -84,10 +84,10 @@ def test_claim_rows_go_with_their_evaluation(sessions: sessionmaker[Session]) ->
         assert _rows(session) == []
 
 
-def test_the_migration_fills_claim_rows_from_stored_evaluations(database_url: str) -> None:
+def test_the_migration_fills_claim_rows_from_stored_evaluations(empty_database_url: str) -> None:
     """Evaluations stored before the claim table existed get their rows, over several
     batches: the same rows a save writes."""
-    engine = store_engine.make_engine(database_url)
+    engine = store_engine.make_engine(empty_database_url)
     try:
         store_engine.upgrade(engine, "0017")
         at = days_ago(1).replace(tzinfo=None)

@@ -6,9 +6,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.model import Claim, Judgement
-from faithmon.store import evaluations, records, traces
+from faithmon.store import evaluations, records
 from faithmon.store.tables import RecordRow
-from tests.store.factory import make_record
+from tests.store.factory import make_record, stored_records
 
 
 def test_evaluation_written_once_per_judge(sessions: sessionmaker[Session]) -> None:
@@ -27,7 +27,7 @@ def test_evaluation_written_once_per_judge(sessions: sessionmaker[Session]) -> N
     with sessions.begin() as session:
         assert not evaluations.save_evaluation(session, record_id, judgement)
     with sessions() as session:
-        [stored] = traces.list_records(session)
+        [stored] = stored_records(session)
         row = session.scalars(select(RecordRow)).one()
     assert stored.status == "scored"
     assert stored.evaluations == (judgement,)

@@ -33,8 +33,8 @@ def test_keys_are_created_listed_found_and_revoked(sessions: sessionmaker[Sessio
         assert revoked.revoked_at is not None
 
 
-def test_the_migration_copies_each_record_tenant(database_url: str) -> None:
-    engine = store_engine.make_engine(database_url)
+def test_the_migration_copies_each_record_tenant(empty_database_url: str) -> None:
+    engine = store_engine.make_engine(empty_database_url)
     try:
         store_engine.upgrade(engine, "0011")
         now = days_ago(1).replace(tzinfo=None)

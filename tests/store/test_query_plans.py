@@ -37,6 +37,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.jobs import apply_retention
 from faithmon.model import Chunk, Claim, Judgement, RagRecord
+from faithmon.store import engine as store_engine
 from faithmon.store import evaluations as store_evaluations
 from faithmon.store import outcome_stream
 from faithmon.store import policy as store_policy
@@ -107,8 +108,7 @@ def full_scans(engine: Engine, statements: list[tuple[str, Any]]) -> list[tuple[
     return [(table, sql) for sql, params in statements for table in explain(engine, sql, params)]
 
 
-@pytest.fixture
-def stored(sessions: sessionmaker[Session]) -> sessionmaker[Session]:
+def _seed(sessions: sessionmaker[Session]) -> sessionmaker[Session]:
     """Enough records, evaluations and claims that a plan is a plan."""
     start = days_ago(10)
     records = [
@@ -130,6 +130,22 @@ def stored(sessions: sessionmaker[Session]) -> sessionmaker[Session]:
             judgement = Judgement(JUDGE, "ok", claims[: 1 + record_id % 2])
             store_evaluations.save_evaluation(session, record_id, judgement)
     return sessions
+
+
+@pytest.fixture
+def stored(sessions: sessionmaker[Session]) -> sessionmaker[Session]:
+    """A seeded store of the test's own, for a test that changes it or its statistics."""
+    return _seed(sessions)
+
+
+@pytest.fixture(scope="module")
+def shared(module_database_url: str) -> Iterator[sessionmaker[Session]]:
+    """A seeded store the module's read-only tests share (their work is rolled back)."""
+    engine = store_engine.make_engine(module_database_url)
+    try:
+        yield _seed(store_engine.session_factory(engine))
+    finally:
+        engine.dispose()
 
 
 def _run(sessions: sessionmaker[Session], work: Callable[[Session], object]) -> list[Any]:
@@ -185,9 +201,9 @@ QUERIES: dict[str, Callable[[Session], object]] = {
 
 
 @pytest.mark.parametrize("name", list(QUERIES))
-def test_query_reads_an_index(stored: sessionmaker[Session], name: str) -> None:
+def test_query_reads_an_index(shared: sessionmaker[Session], name: str) -> None:
     """The job's or page's statements read no big table end to end."""
-    assert _run(stored, QUERIES[name]) == []
+    assert _run(shared, QUERIES[name]) == []
 
 
 def test_retention_reads_an_index(stored: sessionmaker[Session]) -> None:
@@ -199,9 +215,9 @@ def test_retention_reads_an_index(stored: sessionmaker[Session]) -> None:
     assert full_scans(engine, statements) == []
 
 
-def test_a_whole_table_read_is_caught(stored: sessionmaker[Session]) -> None:
+def test_a_whole_table_read_is_caught(shared: sessionmaker[Session]) -> None:
     """The check itself: a filter on a column no index holds reads the whole table."""
-    found = _run(stored, lambda s: s.execute(select(RecordRow.id).where(RecordRow.answer == "b")))
+    found = _run(shared, lambda s: s.execute(select(RecordRow.id).where(RecordRow.answer == "b")))
     assert [table for table, _ in found] == ["records"]
 
 

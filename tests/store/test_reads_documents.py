@@ -207,10 +207,10 @@ def test_ingested_documents_go_with_their_records(sessions: sessionmaker[Session
         assert session.scalars(select(RecordDocumentRow.doc_id)).all() == ["d"]
 
 
-def test_the_migration_fills_document_rows_from_stored_chunks(database_url: str) -> None:
+def test_the_migration_fills_document_rows_from_stored_chunks(empty_database_url: str) -> None:
     """Records stored before the document rows existed get theirs, in batches: a row per
     distinct chunk id (numbers as text), none for a chunk without one."""
-    engine = store_engine.make_engine(database_url)
+    engine = store_engine.make_engine(empty_database_url)
     try:
         store_engine.upgrade(engine, "0014")
         at = days_ago(1).replace(tzinfo=None)

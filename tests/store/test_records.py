@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.model import Chunk, Judgement
-from faithmon.store import evaluations, records, traces
+from faithmon.store import evaluations, records
 from faithmon.store.tables import RecordRow
-from tests.store.factory import T0, make_record
+from tests.store.factory import T0, make_record, stored_records
 
 
 def test_save_records_is_idempotent(sessions: sessionmaker[Session]) -> None:
@@ -20,7 +20,7 @@ def test_save_records_is_idempotent(sessions: sessionmaker[Session]) -> None:
     with sessions.begin() as session:
         assert records.save_records(session, [make_record(1), make_record(3)]) == 1
     with sessions() as session:
-        stored = {s.record.trace_id: s for s in traces.list_records(session)}
+        stored = {s.record.trace_id: s for s in stored_records(session)}
     assert len(stored) == 3
     assert stored[f"{2:032x}"].status == "no_context"
     first = stored[f"{1:032x}"]
@@ -64,7 +64,7 @@ def test_late_record_replaces_only_an_unscored_one(sessions: sessionmaker[Sessio
     with sessions.begin() as session:
         assert records.save_records(session, late) == 1
     with sessions() as session:
-        stored = {s.record.trace_id: s for s in traces.list_records(session)}
+        stored = {s.record.trace_id: s for s in stored_records(session)}
     first, second = stored[f"{1:032x}"], stored[f"{2:032x}"]
     assert first.status == "pending" and first.record.answer == "rebuilt"
     assert len(first.record.chunks) == 2 and first.record.convention == "openinference"

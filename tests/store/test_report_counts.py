@@ -4,7 +4,9 @@ buckets as counting ``evaluations.outcomes`` in Python, on SQLite and PostgreSQL
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+import shutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -12,7 +14,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.model import Alert, Chunk, Claim, Judgement, Outcome, RagRecord
 from faithmon.store import alerts, evaluations, records, sentinels
+from faithmon.store import engine as store_engine
 from faithmon.store.report import Bucket, bucket_width, floor_time, load_report
+from tests.databases import scratch_postgres
 from tests.timing import days_ago
 
 JUDGE = "offline/a"
@@ -95,6 +99,38 @@ def _seed(sessions: sessionmaker[Session], step: timedelta, count: int = 240) ->
         )
 
 
+Seeded = Callable[[timedelta], sessionmaker[Session]]
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def seeded(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Seeded]:
+    """A store seeded for each step, made once per module and backend (the tests only
+    read it)."""
+    made: dict[timedelta, sessionmaker[Session]] = {}
+    with ExitStack() as stack:
+
+        def store(step: timedelta) -> sessionmaker[Session]:
+            if step not in made:
+                if request.param == "sqlite":
+                    path = tmp_path_factory.mktemp("report-counts") / "faithmon.db"
+                    shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+                    url = f"sqlite:///{path}"
+                else:
+                    template = request.getfixturevalue("postgres_template")
+                    url = stack.enter_context(scratch_postgres(template))
+                engine = store_engine.make_engine(url)
+                stack.callback(engine.dispose)
+                made[step] = store_engine.session_factory(engine)
+                _seed(made[step], step)
+            return made[step]
+
+        yield store
+
+
 def _counted(
     outcomes: Sequence[Outcome], segment: Mapping[str, str], width: timedelta
 ) -> tuple[Bucket, ...]:
@@ -122,11 +158,11 @@ def _counted(
 )
 @pytest.mark.parametrize("tenant", [None, "acme"])
 def test_summed_buckets_match_the_outcomes_counted_one_by_one(
-    sessions: sessionmaker[Session], step: timedelta, target: int, tenant: str | None
+    seeded: Seeded, step: timedelta, target: int, tenant: str | None
 ) -> None:
     """Every charted segment has the buckets counting its outcomes gives: the same edges
     to the microsecond, distrusted and failed evaluations left out, the tenant's only."""
-    _seed(sessions, step)
+    sessions = seeded(step)
     with sessions() as session:
         data = load_report(session, JUDGE, target_buckets=target, tenant=tenant)
         outcomes = evaluations.outcomes(session, JUDGE, evidence=False)

@@ -9,41 +9,12 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from faithmon.jobs import score_pending
 from faithmon.jobs.review import fill_queue
-from faithmon.judge import OfflineJudge
-from faithmon.model import Chunk, RagRecord
 from faithmon.model.review import ClaimLabel, item_json
 from faithmon.review.queue import QueuePolicy
 from faithmon.store import records as store_records
 from faithmon.store import review as store_review
-from tests.timing import days_ago
-
-T0 = days_ago(1)
-CONTEXT = "Order A17 shipped on 3 March by courier."
-JUDGE = OfflineJudge()
-EVERYTHING = QueuePolicy(sample_rate=1.0, double_share=0.0)
-
-
-def records(tenants: list[str | None], bad: bool = False) -> list[RagRecord]:
-    answer = CONTEXT + (" It arrives tomorrow by drone." if bad else "")
-    return [
-        RagRecord(
-            trace_id=f"{n + 1 + (500 if bad else 0):032x}",
-            question="Where is order A17?",
-            answer=answer,
-            chunks=(Chunk(0, CONTEXT),),
-            labels={"model": "m1", **({"tenant": t} if t else {})},
-            started_at=T0 + timedelta(minutes=n),
-        )
-        for n, t in enumerate(tenants)
-    ]
-
-
-def scored(sessions: sessionmaker[Session], batch: list[RagRecord]) -> None:
-    with sessions.begin() as session:
-        store_records.save_records(session, batch)
-    score_pending(sessions, JUDGE)
+from tests.store.factory import EVERYTHING, JUDGE, records, scored
 
 
 def test_the_queue_is_filled_once_most_urgent_first(sessions: sessionmaker[Session]) -> None:

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine
 
+from faithmon.store import engine as store_engine
 from faithmon.store.tables import Base
 
 
-def test_schema_matches_models(engine: Engine) -> None:
-    """The migrations build exactly the schema the ORM models describe."""
-    with engine.connect() as connection:
-        diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
-    assert diff == []
+def test_schema_matches_models(empty_database_url: str) -> None:
+    """The migrations, run from zero, build exactly the schema the ORM models describe."""
+    engine = store_engine.make_engine(empty_database_url)
+    try:
+        store_engine.upgrade(engine)
+        assert store_engine.current_revision(engine) == store_engine.head_revision()
+        with engine.connect() as connection:
+            diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+        assert diff == []
+    finally:
+        engine.dispose()

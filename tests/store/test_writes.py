@@ -15,9 +15,9 @@ from faithmon.ingest.storable import storable
 from faithmon.model import Chunk, RagRecord
 from faithmon.store import engine as store_engine
 from faithmon.store import records as store_records
-from faithmon.store import traces as store_traces
 from faithmon.store import writes
 from faithmon.store.tables import RecordRow
+from tests.store.factory import stored_records
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 NUL = "\x00"
@@ -61,7 +61,7 @@ def test_each_poison_value_is_made_storable(sessions: sessionmaker[Session], poi
     writes.save_records(sessions, [record, make_record(2)], stats)
     assert stats.invalid == 0
     with sessions() as session:
-        listed = {s.record.trace_id: s.record for s in store_traces.list_records(session, limit=10)}
+        listed = {s.record.trace_id: s.record for s in stored_records(session, limit=10)}
         rows = session.scalars(select(RecordRow)).all()
     assert len(rows) == 2
     row = next(r for r in rows if r.trace_id == record.trace_id)
