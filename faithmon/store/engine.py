@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,10 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 
 
 def _alembic_config() -> Config:
+    # Alembic is imported when a schema is read or upgraded, not by every command that
+    # imports the store: it costs a few tenths of a second at each process start.
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return config
@@ -60,6 +65,8 @@ def _alembic_config() -> Config:
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema to ``revision``; safe to run from several processes at once."""
+    from alembic import command
+
     config = _alembic_config()
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":

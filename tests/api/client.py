@@ -38,7 +38,10 @@ def send(
         with urllib.request.build_opener(_NoRedirect).open(sent, timeout=timeout) as response:
             return response.status, response.read(), response.headers
     except urllib.error.HTTPError as error:
-        return error.code, error.read(), error.headers
+        try:
+            return error.code, error.read(), error.headers
+        finally:
+            error.close()  # it holds the connection's socket until closed
 
 
 def json_or_text(body: bytes) -> Any:
