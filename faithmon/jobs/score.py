@@ -190,7 +190,15 @@ def score_pending(
                 for record_id, record in lease.claimed:
                     if lease.offline_only:
                         offline_only.add(record_id)
-                    future = pool.submit(judge_one, record, lease.offline_only)
+                    try:
+                        future = pool.submit(judge_one, record, lease.offline_only)
+                    except RuntimeError:
+                        # The process is going down (a stop signal came during the claim):
+                        # the record is given back like one a stop left unsent, and no
+                        # more are claimed, so no lease outlives the worker.
+                        future = Future()
+                        future.set_result(None)
+                        exhausted = True
                     in_flight[future] = (record_id, record)
             if not in_flight:
                 break
