@@ -68,6 +68,11 @@ class RetryPolicy:
 
 
 JUDGE_BLOCKED_RULE = "judge_error"
+
+LEAD_SECONDS = 1.0
+"""How much work a worker leases ahead of its judge calls, in seconds at its recent pace:
+a fast judge (offline, a cached cascade) then settles records a batch per transaction
+instead of two, and a slow one still holds no more than twice its concurrency."""
 """A judge configuration refused (auth, billing) and blocked: a judge failure, its own
 kind, never counted as a faithfulness breach."""
 
@@ -136,8 +141,9 @@ def score_pending(
     """Score pending records until none is left; returns records settled.
 
     Judge calls run concurrently up to ``concurrency`` and the queue is kept full:
-    records are leased ahead (up to twice the concurrency, at most ``batch`` at a
-    time) and each finished call is settled at once, so no call waits for a batch.
+    records are leased ahead (twice the concurrency, or about ``LEAD_SECONDS`` of work
+    at the pace so far when that is more, at most ``batch`` at a time) and what has
+    finished is settled at once, so no call waits for a batch.
     A retryable judge failure puts the record back with a backoff; a permanent one,
     or one past the retry policy, is stored as ``judge_error`` with its cause. An
     authentication or billing failure blocks the judge configuration (an alert says
@@ -160,6 +166,7 @@ def score_pending(
     offline_only: set[int] = set()
     waiting: list[int] = []
     waited = 0
+    started = time.monotonic()
 
     def judge_one(record: RagRecord, without_calls: bool) -> Judgement | None:
         # Once the configuration is refused or the worker stops, what is still
@@ -178,7 +185,9 @@ def score_pending(
         while True:
             stopping = refused.is_set() or STOPPING.is_set()
             if not exhausted and not stopping and len(in_flight) < concurrency:
-                size = min(batch, 2 * concurrency - len(in_flight))
+                pace = settled / max(time.monotonic() - started, 1e-3)
+                ahead = max(2 * concurrency, int(pace * LEAD_SECONDS))
+                size = min(batch, ahead - len(in_flight))
                 lease = _claim(
                     sessions, judge, owner, size, lease_seconds, daily_token_budget, now()
                 )
@@ -268,6 +277,7 @@ def _settle(
     saved: list[tuple[int, Judgement]] = []
     blocking = next((j for _, j in outcomes if j is not None and j.blocks_judge), None)
     new_alerts: list[Alert] = []
+    counted: list[tuple[Mapping[str, str], Judgement]] = []
     with sessions() as session, session.begin():
         for record_id, judgement in outcomes:
             if judgement is None:
@@ -310,9 +320,9 @@ def _settle(
                 )
                 continue
             if inserted:
-                labels = record.labels if record is not None else {}
-                store_metrics.count_evaluation(session, labels, dimensions, judgement)
+                counted.append((record.labels if record is not None else {}, judgement))
             saved.append((record_id, judgement))
+        store_metrics.count_evaluations(session, counted, dimensions)
         # Blocked in the batch's transaction: its records are given back only with the
         # block in place, so no other worker leases them for the same refusal.
         if blocking is not None and work.block_judge(session, judge.name, block_reason(blocking)):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from ..model import Judgement, segment_key, segments_of
@@ -17,48 +17,69 @@ from .tables import JudgeUsageRow, RecordRow, SegmentMetricsRow
 BUCKETS = (0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
 
 
-def count_evaluation(
+_COUNTERS = (
+    "evaluations",
+    "scored",
+    "unsupported",
+    "critical_unsupported",
+    "judge_errors",
+    "faithfulness_sum",
+)
+
+
+def count_evaluations(
     session: Session,
-    labels: Mapping[str, str],
+    evaluations: Iterable[tuple[Mapping[str, str], Judgement]],
     dimensions: Sequence[str],
-    judgement: Judgement,
 ) -> None:
-    """Add one evaluation to the overall segment and to each of its labelled segments."""
-    score = judgement.faithfulness
-    buckets = [int(score is not None and score <= bound) for bound in BUCKETS]
-    for segment in segments_of(labels, dimensions):
-        values = {
-            "segment_key": segment_key(segment),
-            "segment": segment,
-            "judge": judgement.judge,
-            "evaluations": 1,
-            "scored": int(score is not None),
-            "unsupported": int(judgement.unsupported),
-            "critical_unsupported": int(judgement.critical_unsupported),
-            "judge_errors": int(judgement.status == "judge_error"),
-            "faithfulness_sum": score or 0.0,
-            "buckets": buckets,
-        }
-        statement = insert_for(session, SegmentMetricsRow).values(values)
+    """Add a batch of evaluations (each with its record's labels) to the overall segment
+    and to each of their labelled segments: one upsert per segment and judge the batch
+    touches, in key order, so workers settling batches at once never wait on each other
+    in a cycle."""
+    totals: dict[tuple[str, str], dict[str, Any]] = {}
+    for labels, judgement in evaluations:
+        score = judgement.faithfulness
+        buckets = [int(score is not None and score <= bound) for bound in BUCKETS]
+        add = (
+            1,
+            int(score is not None),
+            int(judgement.unsupported),
+            int(judgement.critical_unsupported),
+            int(judgement.status == "judge_error"),
+            score or 0.0,
+        )
+        for segment in segments_of(labels, dimensions):
+            total = totals.setdefault(
+                (segment_key(segment), judgement.judge),
+                {"segment": segment, "buckets": [0] * len(BUCKETS)} | dict.fromkeys(_COUNTERS, 0),
+            )
+            for name, value in zip(_COUNTERS, add, strict=True):
+                total[name] += value
+            total["buckets"] = [a + b for a, b in zip(total["buckets"], buckets, strict=True)]
+    for (key, judge), total in sorted(totals.items(), key=lambda item: item[0]):
+        statement = insert_for(session, SegmentMetricsRow).values(
+            segment_key=key, judge=judge, **total
+        )
         row = session.execute(
             statement.on_conflict_do_update(
                 index_elements=["segment_key", "judge"],
                 set_={
                     name: getattr(SegmentMetricsRow, name) + getattr(statement.excluded, name)
-                    for name in (
-                        "evaluations",
-                        "scored",
-                        "unsupported",
-                        "critical_unsupported",
-                        "judge_errors",
-                        "faithfulness_sum",
-                    )
+                    for name in _COUNTERS
                 },
-            ).returning(SegmentMetricsRow.id, SegmentMetricsRow.evaluations)
+            ).returning(
+                SegmentMetricsRow.id, SegmentMetricsRow.evaluations, SegmentMetricsRow.buckets
+            )
         ).one()
-        if row.evaluations > 1:  # JSON columns cannot be added in SQL portably
-            existing = session.get_one(SegmentMetricsRow, row.id)
-            existing.buckets = [a + b for a, b in zip(existing.buckets, buckets, strict=True)]
+        if row.evaluations > total["evaluations"]:
+            # The row was there: its buckets are the old ones (JSON columns cannot be
+            # added in SQL portably), and the upsert holds its lock until commit.
+            buckets = [a + b for a, b in zip(row.buckets, total["buckets"], strict=True)]
+            session.execute(
+                update(SegmentMetricsRow)
+                .where(SegmentMetricsRow.id == row.id)
+                .values(buckets=buckets)
+            )
 
 
 def snapshot(session: Session) -> dict[str, Any]:

@@ -100,10 +100,14 @@ def test_review_with_the_keyboard_in_chromium(served: Served, chromium: str) -> 
         expect(page).to_have_url(f"{served.url}/review")
         expect(page.locator("table#queue tbody tr")).to_have_count(len(served.traces))
 
-        # From here on, the keyboard only.
+        # From here on, the keyboard only. A key pressed once the URL has changed but
+        # before the page's script has run would be lost: each page is waited for loaded.
+        page.wait_for_load_state()
         keys = page.keyboard
         keys.press("Enter")
         expect(page).to_have_url(f"{served.url}/review/{hostile}")
+        page.wait_for_load_state()
+        expect(page.locator("fieldset.claim.selected")).to_have_id("claim-0")
         expect(page.locator("fieldset.claim")).to_have_count(3)
         expect(page.locator("p.question")).to_contain_text(HOSTILE)
         expect(page.locator(".chunk-text").first).to_contain_text(HOSTILE)
@@ -125,6 +129,8 @@ def test_review_with_the_keyboard_in_chromium(served: Served, chromium: str) -> 
         keys.press("Enter")
         expect(page).to_have_url(f"{served.url}/review/{second}?labelled={hostile}")
         expect(page.locator(".notice")).to_contain_text(f"Labelled trace {hostile}.")
+        page.wait_for_load_state()
+        expect(page.locator("fieldset.claim.selected")).to_have_id("claim-0")
         with served.sessions() as session:
             (reviewed,) = store_review.reviewed(session)
             critical = session.scalars(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from faithmon.ingest.spans import IngestLog, IngestSpan
 from faithmon.ingest.spool import Spool
 from faithmon.ingest.workers import InProcesses, pii_scrubber
 from faithmon.model import RagRecord, Scrubber
+from tests.ingest.dying import DiesOn, DiesOnce
 from tests.ingest.factory import Store, spans, trace_id
 from tests.servers import serve_in_thread
 from tests.timing import days_ago, wait_for
@@ -37,32 +37,6 @@ EMAIL = "jane.doe@example.com"
 
 def _scrubber_factory() -> functools.partial[Scrubber]:
     return functools.partial(pii_scrubber, KEY, "US", "record", ())
-
-
-class DiesOnce:
-    """A scrubber whose worker process dies the first time it runs (a marker file says
-    it has): as a worker killed mid-batch would."""
-
-    def __init__(self, marker: Path) -> None:
-        self.marker = marker
-
-    def __call__(self, record: RagRecord) -> RagRecord:
-        if not self.marker.exists():
-            self.marker.write_text("died")
-            os._exit(1)
-        return record
-
-
-class DiesOn:
-    """A scrubber whose worker process dies on every record asking ``question``."""
-
-    def __init__(self, question: str) -> None:
-        self.question = question
-
-    def __call__(self, record: RagRecord) -> RagRecord:
-        if record.question == self.question:
-            os._exit(1)
-        return record
 
 
 def _record(n: int, question: str) -> RagRecord:

@@ -6,12 +6,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon import drift
@@ -209,3 +210,46 @@ def test_score_pending_goes_on_after_a_record_vanishes(sessions: sessionmaker[Se
         r.trace_id for n, r in enumerate(records) if n != 1
     )
     assert {s.status for s in stored} == {"scored"}
+
+
+class LeaseCountingJudge:
+    """The offline judge, noting at each call how many records are leased, and, when
+    ``pause`` is set, waiting that long first (an LLM judge's round trip)."""
+
+    def __init__(self, sessions: sessionmaker[Session], pause: float = 0.0) -> None:
+        self.inner = OfflineJudge()
+        self.name = self.inner.name
+        self.sessions, self.pause = sessions, pause
+        self.leased: list[int] = []
+
+    def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
+        with self.sessions() as session:
+            held = session.scalar(
+                select(func.count())
+                .select_from(RecordRow)
+                .where(RecordRow.lease_owner.is_not(None))
+            )
+        self.leased.append(int(held or 0))
+        if self.pause:
+            threading.Event().wait(self.pause)
+        return self.inner.judge(question, chunks, answer)
+
+
+def test_a_slow_judge_holds_twice_its_concurrency_and_a_fast_one_a_batch(
+    sessions: sessionmaker[Session],
+) -> None:
+    """Leases run ahead of the calls by twice the concurrency while calls are slow (an
+    LLM's round trip: no record waits behind a lease held for long), and by up to a
+    batch once they are quick, so a fast judge settles many records per transaction."""
+    with sessions.begin() as session:
+        store_records.save_records(session, [record(n, CONTEXT) for n in range(8)])
+    slow = LeaseCountingJudge(sessions, pause=0.6)
+    assert score_pending(sessions, slow, batch=20, concurrency=2) == 8
+    assert max(slow.leased) <= 4 and len(slow.leased) == 8
+
+    with sessions.begin() as session:
+        session.execute(delete(RecordRow))
+        store_records.save_records(session, [record(100 + n, CONTEXT) for n in range(300)])
+    fast = LeaseCountingJudge(sessions)
+    assert score_pending(sessions, fast, batch=50, concurrency=1) == 300
+    assert max(fast.leased) > 2 and max(fast.leased) <= 50

@@ -71,5 +71,8 @@ def test_metrics_count_each_segment_once_per_evaluation(sessions: sessionmaker[S
     assert samples[f'faithmon_faithfulness_bucket{{{shipping},le="0.5"}}'] == 1
     assert samples[f'faithmon_faithfulness_bucket{{{shipping},le="+Inf"}}'] == 2
     assert samples[f"faithmon_faithfulness_sum{{{overall}}}"] == 3.5
+    # Two batches: the second adds its buckets to those the first stored.
+    assert samples[f'faithmon_faithfulness_bucket{{{overall},le="0.5"}}'] == 1
+    assert samples[f'faithmon_faithfulness_bucket{{{overall},le="1.0"}}'] == 4
     assert samples["faithmon_queue_depth"] == 1
     assert samples['faithmon_records{status="scored"}'] == 4
