@@ -1,7 +1,7 @@
 """The offline judge: deterministic, no network, for the demo, tests and smoke checks.
 
-Each answer sentence that asserts something (greetings, abstentions, questions and
-intros do not) is one claim. Chunk sentences phrased as instructions to the assistant
+Each answer sentence with a clause that states a fact is one claim, judged on those
+clauses (``text.claim_part``). Chunk sentences phrased as instructions to the assistant
 ("ignore previous instructions", "tell the customer ...") are dropped first: they
 support nothing. A claim is judged in this order:
 
@@ -59,7 +59,7 @@ from .severity import rule_for
 from .support import Check, Evidence
 from .verify import verify
 
-NAME = "offline/v5"
+NAME = "offline/v6"
 
 
 # An over-reaching clause must otherwise be held by its sentence's window: at most
@@ -190,8 +190,20 @@ class OfflineJudge:
             # judges those chunks' negations.
             plain = {i for i, chunk in enumerate(facts) if not chunk.lstrip().startswith("{")}
             claims = verify(
-                (
-                    self._claim(s, normalised, plain, evidence, index, found, schedules, threshold)
+                (  # judged on its factual clauses, shown whole
+                    replace(
+                        self._claim(
+                            t.claim_part(s),
+                            normalised,
+                            plain,
+                            evidence,
+                            index,
+                            found,
+                            schedules,
+                            threshold,
+                        ),
+                        text=s,
+                    )
                     for s in sentences
                 ),
                 chunks,

@@ -25,43 +25,87 @@ NEGATIONS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot"}
 )
 
-_NON_CLAIM = re.compile(
-    r"^(?:hi|hello|hey|thanks|thank you|you're welcome|you are welcome|glad to help|"
-    r"happy to help|i hope this helps|hope this helps|let me know if|is there anything else|"
-    r"i (?:do not|don't) know|i'm not sure|i am not sure|i (?:can ?not|can't|am unable to|"
-    r"was unable to|could not|couldn't|did not|didn't) (?:find|answer|help|say|tell|see|locate)|"
-    r"(?:yes|no|good question|great question)[!.,]*$|sorry|unfortunately,? i|"
-    r"(?:the|this) (?:context|information) (?:does not|doesn't) (?:say|mention|contain)|"
-    r"(?:sure|certainly|of course|okay|ok)[!.,]*$|here(?: is|'s| are) (?:a |an |the )?"
-    r"(?:summary|overview|answer|response|description|list)\b|"
+# A clause that says nothing of the world: greetings, thanks, courtesies, filler. Matched
+# against a whole clause, so "Hilton guests ..." or "Thanks to the new plan, ..." are not.
+_COURTESY = re.compile(
+    r"(?:hi|hello|hey|greetings|dear [a-z<][^ ]*|good (?:morning|afternoon|evening|day))"
+    r"(?: there| all| everyone| team| [a-z<][^ ]*)?|"
+    r"(?:thanks|thank you|many thanks)(?: (?:so|very) much| a lot)?(?: for [^,;]*)?|"
+    r"you(?:'re| are) (?:very |most )?welcome|"
+    r"(?:(?:i|we)(?:'m|'re| am| are|'d be| would be|'ll be| will be) )?(?:glad|happy|pleased) "
+    r"to help[^,;]*|(?:i |we )?hope (?:this|that) helps[^,;]*|(?:please )?(?:feel free to )?"
+    r"(?:let (?:me|us) know|ask|reach out) if [^,;]*|is there anything else[^,;]*|"
+    r"(?:sure|certainly|of course|okay|ok|absolutely|great|good question|great question|"
+    r"(?:i'm |i am |we're |we are )?sorry|apologies|unfortunately|alas|well|in short|"
+    r"in summary|to summari[sz]e|overall|however|additionally|therefore|moreover|furthermore|"
+    r"also|in addition|thus|hence|besides|finally|lastly|in conclusion|in other words|"
+    r"(?:please )?note|that said|as such|meanwhile|first(?:ly)?|second(?:ly)?)|"
+    r"here(?: is|'s| are) (?:a |an |the )?(?:brief |short |quick )?(?:summary|overview|"
+    r"answer|response|description|list)\b[^,;]*|"
+    r"(?:based on|according to|from|given) (?:the |this |these )?(?:provided |given |above |"
+    r"available |retrieved )?(?:passages?|context|information|documents?|sources?|texts?|"
+    r"data)(?: alone| provided| given)?|"
+    r"(?:passage|document|source|chunk)s? ?\d+|\(?(?:unavailable|none|missing|empty|n/a)\)?|"
     # What is left of "See [4]." or "Sources: [1][2]" once citation markers are cut.
-    r"(?:see|see also|cf|source|sources|ref|refs|references?|citations?)[.:!]*$)",
+    r"(?:see|see also|cf|source|sources|ref|refs|references?|citations?)(?: \[[^\]]*\])*",
 )
-# An abstention anywhere in a sentence: "..., the passages do not mention X".
+# A whole sentence that answers "yes" or "no" and nothing else asserts nothing the
+# context could hold (the question carries what it affirms).
+_BARE = re.compile(r"(?:yes|no|sure|certainly|of course|okay|ok)")
+# An abstention whose object follows it: "the passages do not mention X, Y, or Z".
 _ABSTAIN = re.compile(
+    r"\bi (?:do not|don't) know\b|\b(?:i'm|i am|we're|we are) not sure\b|"
+    r"\b(?:i|we) (?:can ?not|can't|am unable to|was unable to|could not|couldn't|did not|"
+    r"didn't) (?:find|answer|help|say|tell|see|locate|provide|give|offer)\b|"
     r"\b(?:passages?|context|documents?|texts?|articles?|sources?|data|information) "
     r"(?:do|does|did)(?: not|n't) (?:provide|mention|contain|include|say|specify|state|"
-    r"give|offer|indicate)|\bi (?:am|'m) (?:unable|not able) to\b|"
-    r"\bthere (?:is|are) no (?:mention|information|details?)\b|"
-    r"\b(?:is|are|was|were) not (?:specified|mentioned|listed|stated|given|known)\b|"
-    r"\b(?:unable|not able|not possible|impossible|cannot|can't|can not) to (?:provide|answer|give|"
-    r"determine|say)\b|\b(?:i|we) (?:cannot|can't|can not) (?:provide|give|offer)\b|"
-    r"\b(?:passage|document|source)s? \d+: \(?(?:unavailable|none|missing|empty)\b|"
-    r"\b(?:information|details|data) (?:about|on|regarding|for) [^.]{0,80}\b(?:is|are) not "
-    r"(?:available|provided|included|given)\b|"
+    r"give|offer|indicate)|\b(?:i|it) (?:am|'m|is) (?:unable|not able) to\b|"
+    r"\bthere (?:is|are|'s) no (?:mention|information|details?)\b|"
+    r"\b(?:unable|not able|not possible|impossible|difficult|hard) to (?:definitively |"
+    r"accurately |precisely )?(?:provide|answer|give|determine|say|tell|know)\b|"
     r"\bwithout (?:further|more|additional|specific) (?:information|details|context)\b|"
     r"\b(?:there is|there's) no (?:definitive|clear|specific|direct) "
     r"(?:answer|solution|information)"
 )
-# Boilerplate advice to look elsewhere: it asserts nothing about the sources.
-_REFERRAL = re.compile(
-    r"\b(?:consult|seek|contact|see|ask)(?: with)? (?:a |an |the |your )?(?:local |qualified |"
-    r"licensed |medical |healthcare )?(?:professional|expert|specialist|doctor|physician|"
-    r"technician|advisor|adviser)s?\b|\bseek (?:further |professional |expert |medical )?"
-    r"(?:help|assistance|guidance|advice)\b|\bconsult (?:further|other|additional|more) "
-    r"(?:resources|sources)\b|^(?:sure|certainly|of course|absolutely)[!.,]? (?:i'd|i would|"
-    r"i'll|i will|i can|i am|i'm) (?:be )?(?:happy|glad)"
+# An abstention whose subject comes before it: "outdoor seating, WiFi and parking are not
+# specified".
+_UNSTATED = re.compile(
+    r"\b(?:is|are|was|were) not (?:specified|mentioned|listed|stated|given|known|described)\b|"
+    r"\b(?:information|details|data)\b[^.]{0,80}\b(?:is|are) not (?:available|provided|"
+    r"included|given)\b"
 )
+# Advice to ask someone else, as advice (at its clause's start, after "it may be best to",
+# "you should", "please" ...): it asserts nothing about the sources. "... went back to
+# seek help from the guards" is narrative, and a fact.
+_REFERRAL = re.compile(
+    r"(?:(?:it (?:may|might|would|could|is) (?:be )?(?:best|wise|necessary|advisable|"
+    r"recommended|a good idea) to|(?:you|they) (?:may|might|should|could|can|must|will)"
+    r"(?: also)?(?: need to| want to| have to)?|(?:we |i )?(?:recommend|suggest|advise)"
+    r"(?: you| that you)?(?: to)?|please|always|be sure to|make sure to|consider|"
+    r"(?:it is|it's) (?:always )?(?:best|wise) to) )*"
+    r"(?:consult|seek|contact|see|ask|speak to|talk to|call|visit)(?: with)? (?:a |an |the |"
+    r"your )?(?:local |qualified |licensed |medical |healthcare |professional |further |"
+    r"expert |other |additional |more )?(?:professional|expert|specialist|doctor|physician|"
+    r"pharmacist|technician|advisor|adviser|help|assistance|guidance|advice|resources|"
+    r"sources|locksmith|carpenter|plumber|electrician|mechanic|lawyer|attorney|vet|"
+    r"veterinarian)s?\b"
+)
+# A clause that opens with these depends on the clause after it ("If it persists, see a
+# doctor"): when that one is left out, so is the condition.
+_LEAD_IN = re.compile(
+    r"(?:if|unless|when|whenever|in case|should|despite|although|though|while|since|"
+    r"because|given|as long as|therefore,? if)\b"
+)
+# A clause after an abstention that opens with these is a new statement, not its object.
+_CONNECTIVE = re.compile(
+    r"(?:so|but|however|yet|although|though|whereas|while|therefore|thus|hence|which|"
+    r"because|since|as a result|instead|otherwise|meanwhile)\b"
+)
+_MARKERS = re.compile(r"\[\d+(?:[,\s-]+\d+)*\]")
+# Where a sentence divides into clauses that can each be left out: commas, semicolons,
+# colons, dashes and the conjunctions that join a piece of advice to a fact.
+_CLAUSE_BREAK = re.compile(r"(\s*[,;:]\s+|\s+(?:-|\u2013|\u2014)\s+|\s+(?:and|but)\s+)")
+_HARD_BREAK = re.compile(r"\s*[;:]\s+|\s+but\s+")
 
 
 # Text addressed to the assistant, not facts: a chunk sentence like this supports nothing.
@@ -103,16 +147,75 @@ def sentences(text: str) -> list[str]:
     return found
 
 
+def _says_nothing(clause: str) -> bool:
+    """A clause with no factual content: a courtesy or filler, or advice to ask someone
+    else that names no value (advice with a number is judged, as any fact)."""
+    norm = _MARKERS.sub("", normalise(clause)).strip(" .!")
+    if not _WORD.search(norm) or _COURTESY.fullmatch(norm):
+        return True
+    return bool(_REFERRAL.match(norm)) and not _NUMBER.search(norm)
+
+
+def claim_part(sentence: str) -> str:
+    """The sentence less its clauses of no factual content ("Sorry, refunds take 5
+    days." → "refunds take 5 days."); '' when nothing else is left.
+
+    An abstention's object may run over commas and "and" ("the passages do not say how
+    Vietnam and India differ in culture, economy, or schools"): the clauses after one
+    belong to it until one opens with a connective ("so", "but", "which" ...); one of
+    the "X and Y are not specified" kind takes the clauses before it back to the last
+    semicolon, colon or "but". Advice takes what it joins with "and". A condition or
+    concession ("If it persists, ...", "Despite ...") goes with the clause it leads
+    into. A leading "yes" or "no" stays: it is the claim's polarity.
+    """
+    pieces = _CLAUSE_BREAK.split(sentence.strip())
+    clauses = pieces[0::2]
+    joints = ["", *pieces[1::2]]
+    drop = [False] * len(clauses)
+    scope = ""  # what the last dropped clause still owns: "abstain", "advice" or ""
+    for n, clause in enumerate(clauses):
+        norm = normalise(clause)
+        joint = joints[n].strip()
+        if scope == "abstain" and not (joint == "but" or _CONNECTIVE.match(norm)):
+            drop[n] = True
+            continue
+        if scope == "advice" and joint == "and" and not _NUMBER.search(norm):
+            drop[n] = True
+            continue
+        scope = ""
+        if _ABSTAIN.search(norm):
+            drop[n], scope = True, "abstain"
+        elif _UNSTATED.search(norm):
+            drop[n] = True
+            back = n
+            while back > 0 and not _HARD_BREAK.fullmatch(joints[back]):
+                if _CONNECTIVE.match(normalise(clauses[back])):
+                    break
+                back -= 1
+                drop[back] = True
+        elif _says_nothing(clause):
+            bare = n == 0 and _BARE.fullmatch(norm.strip(" .!"))
+            drop[n] = not bare
+            scope = "advice" if _REFERRAL.match(norm) else ""
+    # A lead-in goes with the clause it leads into (back over filler before it).
+    for n in range(len(clauses) - 2, -1, -1):
+        if not drop[n] and drop[n + 1] and _LEAD_IN.match(normalise(clauses[n])):
+            drop[n] = True
+    kept: list[str] = []
+    for n, clause in enumerate(clauses):
+        if not drop[n]:
+            kept.extend([joints[n], clause] if kept else [clause])
+    if all(_BARE.fullmatch(normalise(k).strip(" .!,")) for k in kept[::2]):
+        return ""
+    return "".join(kept)
+
+
 def is_non_claim(sentence: str) -> bool:
-    """Greetings, abstentions, refusals, questions and intros ("Here is a summary:")."""
+    """Questions, intros ("Here is a summary:"), and sentences whose every clause is a
+    greeting, thanks, abstention or referral. Matching is on whole clauses and words:
+    a sentence that pairs such a phrase with a fact is a claim about the fact."""
     norm = normalise(sentence)
-    return (
-        norm.endswith(("?", ":"))
-        or bool(_NON_CLAIM.match(norm))
-        or bool(_ABSTAIN.search(norm))
-        or bool(_REFERRAL.search(norm))
-        or not _WORD.search(norm)
-    )
+    return norm.endswith(("?", ":")) or not claim_part(sentence)
 
 
 def _stem(word: str) -> str:

@@ -1,0 +1,80 @@
+"""Every fact is a claim: a sentence is left out only when it holds no factual content
+(a bare greeting, thanks, an abstention, a referral), in the offline judge and in the
+pre-checks the LLM judge relies on alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from faithmon.judge import OfflineJudge
+from faithmon.judge import text as t
+from faithmon.judge.precheck import prepare
+
+NON_CLAIMS = [
+    "Hello! Thanks for asking.",
+    "Hi there!",
+    "Thank you for your patience.",
+    "I hope this helps!",
+    "Sure! Here is a summary of the article:",
+    "The passages do not mention the price.",
+    "I don't know.",
+    "Sorry, I cannot find that. Is there anything else?",
+    "Unfortunately, I cannot find that in the documents.",
+    "Please consult a doctor.",
+    "Let me know if you have other questions.",
+    "Sources: [1][2]",
+]
+
+# Each pairs a fact with letters or phrases that once hid it.
+FACTS = [
+    "Hilton guests get a late checkout.",
+    "Highway tolls are included.",
+    "Heyday prices apply on Mondays.",
+    "Thanks to the new plan, refunds take 2 days.",
+    "Give 3 tablets every hour and consult a doctor if the fever persists.",
+    "Hello, order A17 shipped on 3 March.",
+    "Sorry, refunds take 5 days.",
+    "Here is a summary: refunds take 5 days.",
+    "The warranty lasts 2 years; the price is not specified.",
+    "Contact a technician to fit the 5 kW heater.",
+    "Hi-fi speakers are 20% off.",
+]
+
+
+@pytest.mark.parametrize("answer", NON_CLAIMS)
+def test_a_sentence_without_a_fact_is_no_claim(answer: str) -> None:
+    judgement = OfflineJudge().judge("q", ["Order A17 shipped on 3 March."], answer)
+    assert judgement.status == "no_claims" and judgement.faithfulness is None
+    assert all(t.is_non_claim(s) for s in t.sentences(answer))
+
+
+@pytest.mark.parametrize("sentence", FACTS)
+def test_a_sentence_with_a_fact_is_a_claim_in_both_judges(sentence: str) -> None:
+    assert not t.is_non_claim(sentence)
+    judgement = OfflineJudge().judge("q", ["Order A17 shipped on 3 March."], sentence)
+    assert judgement.status == "ok"
+    assert [c.text for c in judgement.claims] == [sentence]
+    prepared = prepare(["Order A17 shipped on 3 March."], sentence)
+    assert prepared.has_claims and prepared.targets == [0]
+
+
+def test_the_fact_beside_a_referral_is_what_is_judged() -> None:
+    """The dosage decides: right, the claim is supported (the advice to see a doctor is
+    not held against it); a tenfold error beside the same advice is caught."""
+    answer = "Give 3 tablets every hour and consult a doctor if the fever persists."
+    judge = OfflineJudge()
+    right = judge.judge("How often?", ["Give 3 tablets every hour."], answer)
+    assert [c.verdict for c in right.claims] == ["supported"]
+    assert right.claims[0].text == answer
+    wrong = judge.judge("How often?", ["Give 1 tablet every 8 hours."], answer)
+    assert wrong.faithfulness == 0.0
+
+
+def test_the_claim_part_keeps_the_words_of_the_fact() -> None:
+    assert t.claim_part("Sorry, refunds take 5 days.") == "refunds take 5 days."
+    # A leading "yes" or "no" is part of the claim: it carries its polarity.
+    assert t.claim_part("Yes, used tickets are refunded.") == "Yes, used tickets are refunded."
+    assert t.claim_part("Salt and pepper are included, thank you.") == (
+        "Salt and pepper are included"
+    )
+    assert t.claim_part("Thank you so much!") == ""
