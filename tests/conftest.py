@@ -14,6 +14,7 @@ import fcntl
 import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +27,13 @@ from tests.databases import migrate, require_postgres, scratch_postgres
 from tests.demo_run import DemoRun
 
 REQUIRE_BROWSER = os.environ.get("FAITHMON_REQUIRE_BROWSER") == "1"
+pytest_plugins = ["tests.scheduling"]
+
+# The tests start a hundred or so `faithmon` processes (and the workers' spawned pipeline
+# processes): with bytecode caches written once, each does not compile faithmon afresh
+# where the environment turns them off (the editable install leaves them to first use).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 _KEEP = (
     "FAITHMON_TEST_POSTGRES_URL",
     "FAITHMON_REQUIRE_POSTGRES",
