@@ -250,8 +250,10 @@ class OfflineJudge:
             )
 
         needle = t.normalise(t.strip_end(sentence))
+        if not t.says_something(needle):  # a fragment or markup: nothing can bear it out
+            return claim("unsupported", "fragment")
         for number, chunk in enumerate(normalised):
-            if needle and needle in chunk:
+            if t.holds_phrase(chunk, needle):
                 held = claim("supported", "verbatim", number, t.strip_end(sentence))
                 return self._conditioned(held, evidence, number) or held
         conflict = records.conflict(sentence, found)

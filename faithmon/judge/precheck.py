@@ -43,7 +43,9 @@ def prepare(chunks: Sequence[str], answer: str) -> Prepared:
         if t.is_non_claim(sentence):
             continue
         needle = t.normalise(t.strip_end(sentence))
-        found = next((i for i, c in enumerate(normalised_chunks) if needle and needle in c), None)
+        found = next(
+            (i for i, c in enumerate(normalised_chunks) if t.holds_phrase(c, needle)), None
+        )
         if found is None:
             prepared.targets.append(index)
         else:

@@ -239,5 +239,27 @@ def negated(text: str) -> bool:
     return bool(words & NEGATIONS)
 
 
+def says_something(text: str) -> bool:
+    """Whether the text carries a content word or a number: "Of the." or "It." does not,
+    and no chunk can be evidence for it."""
+    return bool(content_words(text) or numbers(text))
+
+
+def holds_phrase(text: str, phrase: str) -> bool:
+    """Whether normalised ``text`` holds normalised ``phrase`` as whole words ("it" is not
+    in "capital") and the phrase says something (:func:`says_something`)."""
+    if not phrase or not says_something(phrase):
+        return False
+    start = text.find(phrase)
+    while start >= 0:
+        end = start + len(phrase)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not before.isalnum() and not after.isalnum():
+            return True
+        start = text.find(phrase, start + 1)
+    return False
+
+
 def strip_end(text: str) -> str:
     return text.rstrip(" .!?;:")

@@ -78,3 +78,19 @@ def test_the_claim_part_keeps_the_words_of_the_fact() -> None:
         "Salt and pepper are included"
     )
     assert t.claim_part("Thank you so much!") == ""
+
+
+@pytest.mark.parametrize("answer", ["It.", "Of the.", "A.", "</div>", "<br/>"])
+def test_a_fragment_or_markup_is_never_supported(answer: str) -> None:
+    """Words every text has, or a tag, carry nothing a chunk could bear out: "it" is not
+    found inside "capital", and "of the" is evidence of nothing."""
+    chunk = "The capital of France is Paris, a city of the Seine."
+    judgement = OfflineJudge().judge("q", [chunk], answer)
+    assert [c.verdict for c in judgement.claims] == ["unsupported"]
+    assert prepare([chunk], answer).resolved == {}
+
+
+def test_a_sentence_found_verbatim_is_found_as_whole_words() -> None:
+    assert t.holds_phrase("order a17 shipped on 3 march.", "a17 shipped")
+    assert not t.holds_phrase("order a170 shipped on 3 march.", "a17 shipped")
+    assert not t.holds_phrase("the capital of france", "it")
