@@ -19,8 +19,10 @@ SNAPSHOT = Path(__file__).with_name("help.txt")
 
 def commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [path]
-    for name in sorted(group.commands):
-        command = group.commands[name]
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
         if isinstance(command, click.Group):
             found.extend(commands(command, (*path, name)))
         else:
