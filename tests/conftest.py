@@ -27,7 +27,6 @@ from tests.databases import migrate, require_postgres, scratch_postgres
 from tests.demo_run import DemoRun
 
 REQUIRE_BROWSER = os.environ.get("FAITHMON_REQUIRE_BROWSER") == "1"
-pytest_plugins = ["tests.scheduling"]
 
 # The tests start a hundred or so `faithmon` processes (and the workers' spawned pipeline
 # processes): with bytecode caches written once, each does not compile faithmon afresh

@@ -22,7 +22,7 @@ from schemathesis.specs.openapi.checks import (
 from tests.api.seed import Seeded
 
 # The dialect is not the point here: PostgreSQL runs in the second_backend tier.
-pytestmark = [pytest.mark.one_backend, pytest.mark.heavy]
+pytestmark = pytest.mark.one_backend
 
 EXAMPLES = 10
 """Per operation and mode: enough to reach every parameter, a few seconds in all."""

@@ -31,7 +31,7 @@ from tests.e2e.otlp import ANSWER, Traces, post
 from tests.e2e.proxy import CuttableProxy
 from tests.timing import wait_for
 
-pytestmark = [pytest.mark.postgres, pytest.mark.heavy]
+pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from tests.e2e.otlp import Traces, post
 from tests.timing import wait_for
 
 # The dialect is not the point here: PostgreSQL runs in the second_backend tier.
-pytestmark = [pytest.mark.one_backend, pytest.mark.heavy]
+pytestmark = pytest.mark.one_backend
 
 BOUNDS = HealthBounds(receiver_stale=timedelta(seconds=1))
 

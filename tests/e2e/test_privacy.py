@@ -27,7 +27,7 @@ from faithmon.store.tables import Base
 from tests.e2e.pii import corpus, variants
 
 # The dialect is not the point here: PostgreSQL runs in the second_backend tier.
-pytestmark = [pytest.mark.one_backend, pytest.mark.heavy]
+pytestmark = pytest.mark.one_backend
 
 
 class RecordingJudge:

@@ -53,8 +53,6 @@ from tests.openai_server import SupportingJudge
 from tests.servers import serve_in_thread
 from tests.timing import wait_for
 
-pytestmark = pytest.mark.heavy
-
 ROOT = Path(__file__).resolve().parents[2]
 TRACES_PER_BODY = 25
 PROTOBUF = {"Content-Type": "application/x-protobuf"}

@@ -22,8 +22,6 @@ from tests.ingest.factory import rag_body
 from tests.ingest.otlp_cases import EXPECTED, MAX_BODY_BYTES, Case, cases
 from tests.servers import serve_in_thread
 
-pytestmark = pytest.mark.heavy
-
 
 class ErrorLog(logging.Handler):
     """Collects faithmon's ERROR lines: an unexpected decoding failure logs one."""

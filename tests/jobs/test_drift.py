@@ -27,7 +27,7 @@ from faithmon.store import thresholds as store_thresholds
 from tests.jobs.factory import BAD, CONFIG, CONTEXT, JUDGE, T0, record, save_and_score
 
 # The dialect is not the point here: PostgreSQL runs in the second_backend tier.
-pytestmark = [pytest.mark.one_backend, pytest.mark.heavy]
+pytestmark = pytest.mark.one_backend
 
 
 def test_sampling_weights_come_from_the_stored_counts(sessions: sessionmaker[Session]) -> None:

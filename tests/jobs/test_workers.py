@@ -28,8 +28,6 @@ from tests.openai_server import SupportingJudge
 from tests.store.factory import stored_records
 from tests.timing import wait_for
 
-pytestmark = pytest.mark.heavy
-
 
 def worker_env(database_url: str, judge_url: str, tmp: str, **extra: str) -> dict[str, str]:
     return {
