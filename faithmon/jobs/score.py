@@ -68,13 +68,13 @@ class RetryPolicy:
 
 
 JUDGE_BLOCKED_RULE = "judge_error"
+"""A judge configuration refused (auth, billing) and blocked: a judge failure, its own
+kind, never counted as a faithfulness breach."""
 
 LEAD_SECONDS = 1.0
 """How much work a worker leases ahead of its judge calls, in seconds at its recent pace:
 a fast judge (offline, a cached cascade) then settles records a batch per transaction
 instead of two, and a slow one still holds no more than twice its concurrency."""
-"""A judge configuration refused (auth, billing) and blocked: a judge failure, its own
-kind, never counted as a faithfulness breach."""
 
 
 @dataclass(slots=True)
