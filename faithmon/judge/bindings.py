@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from . import numbers as num
 from . import support as s
-from .values import DIMENSIONS, Value, values
+from .values import DIMENSIONS, Value, identifiers, swapped, values
 
 # Where a sentence divides into clauses that each assert something.
 _CLAUSE = re.compile(
@@ -95,6 +95,8 @@ class Index:
         self.units: list[Unit] = []
         self.chunk_words: dict[int, set[str]] = {}
         self.chunk_values: dict[int, list[Value]] = {}
+        self._chunk_numbers: dict[int, set[str]] = {}
+        self.identifiers: set[str] = set()
         for (chunk, text, words, nums), position in zip(
             evidence.sentences, _positions(evidence.sentences), strict=True
         ):
@@ -114,6 +116,8 @@ class Index:
                 )
             )
             self.chunk_words.setdefault(chunk, set()).update(words)
+            self._chunk_numbers.setdefault(chunk, set()).update(nums)
+            self.identifiers.update(identifiers(text))
             self.chunk_values.setdefault(chunk, []).extend(self.units[-1].values)
 
     def bind(
@@ -192,6 +196,10 @@ class Index:
         for value in values(clause):
             if any(value.within(v) for v in window_values):
                 continue
+            if swapped(value, best.values):  # "250 g" against "250 mg", "€20" against "$20"
+                missing_values.append(value)
+                conflicting = True
+                continue
             if num.canonical(_plain(value.number)) in window_numbers:
                 # The number is there: only a measured unit or currency changed matters.
                 if value.unit in DIMENSIONS and any(
@@ -233,6 +241,10 @@ class Index:
             for found in self.chunk_values.values()
             for v in found
         )
+
+    def chunk_numbers(self, chunk: int) -> set[str]:
+        """The numbers and codes of one chunk."""
+        return self._chunk_numbers.get(chunk, set())
 
     def words(self, clause: str) -> tuple[str, ...]:
         """The clause's content-word stems."""

@@ -45,7 +45,7 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
 # Negation words that do not negate: "no later than five days", "not only".
-_IDIOMS = re.compile(r"\b(?:no|not) (?:later|more|less|fewer|sooner|earlier) than\b|\bnot only\b")
+IDIOMS = re.compile(r"\b(?:no|not) (?:later|more|less|fewer|sooner|earlier) than\b|\bnot only\b")
 
 
 # Words between a negation and what it negates: "is not yet", "does not always".
@@ -148,17 +148,17 @@ def negates(clause: str, sentence: str, subject: tuple[str, ...] = (), whole: st
     clause's subject must share with the ``whole`` sentence (``sentence`` being its
     clause); one of two or more may be missing (the verb: "requires" against "has no").
     The caller checks that the rest of the clause matches."""
-    said = _IDIOMS.sub(" ", t.normalise(clause)).replace("n't", " not")
-    heard = _IDIOMS.sub(" ", t.normalise(sentence)).replace("n't", " not")
-    said_scope = _scopes(said)
-    heard_scope = _scopes(heard)
+    said = IDIOMS.sub(" ", t.normalise(clause)).replace("n't", " not")
+    heard = IDIOMS.sub(" ", t.normalise(sentence)).replace("n't", " not")
+    said_scope = scopes(said)
+    heard_scope = scopes(heard)
     if bool(said_scope) == bool(heard_scope):
         return False
     around = _stems(f"{heard} {t.normalise(whole)}")
     if len([w for w in subject if w not in around]) > (len(subject) >= 2):
         return False
-    scopes, other = (said_scope, heard) if said_scope else (heard_scope, said)
-    return any(scope and set(scope) <= _plain_stems(other) for scope in scopes)
+    found, other = (said_scope, heard) if said_scope else (heard_scope, said)
+    return any(scope and set(scope) <= _plain_stems(other) for scope in found)
 
 
 def _plain_stems(text: str) -> frozenset[str]:
@@ -166,7 +166,7 @@ def _plain_stems(text: str) -> frozenset[str]:
     return frozenset(s.stem(w) for w in _WORD.findall(text) if w not in t.STOPWORDS)
 
 
-def _scopes(text: str) -> list[tuple[str, ...]]:
+def scopes(text: str) -> list[tuple[str, ...]]:
     """What each negation in ``text`` bears on: the stems of the (up to) two content
     words after it, within its stretch of punctuation ("if not, you need to" negates
     nothing said): the predicate and its object ("not work to dismantle")."""

@@ -23,18 +23,19 @@ support nothing. A claim is judged in this order:
    of the clause, too many words it lacks (``clause_threshold`` on the clause's own
    share), or an "all"/"always" where the sentence hedges or names a subset:
    unsupported;
-5. otherwise the support score decides. The claim's content words are looked up in
-   the whole context, softly (stems, number words, dates, 24-hour times, acronyms,
-   state codes; connectives and generic words such as "offers" or "however" are
-   skipped), because paraphrases and summaries spread a claim over several sentences.
-   Words of opinion and reception ("praised", "popular", "mixed") are soft too, and
-   "customers" where the context holds reviews. A missing capitalised name, or any
-   missing word in a claim of at most ``short_claim`` content words, makes it
+5. otherwise the support score decides: the claim's content words are looked up in
+   the whole context, softly (stems, number words, dates, 24-hour times, acronyms;
+   connectives, generic words and words of opinion are skipped), because paraphrases
+   and summaries spread a claim over several sentences. A missing capitalised name, or
+   any missing word in a claim of at most ``short_claim`` content words, makes it
    unsupported; otherwise ``novelty = missing share + run_weight × longest run of
    consecutive missing words`` above ``threshold`` does (``summary_threshold`` for an
-   answer with no question: a summary or a record's description rewords more).
-   A supported claim quotes the chunk sentence (or, in a long record, the stretch
-   between commas) that shares most of its words.
+   answer with no question). A supported claim quotes the chunk sentence that shares
+   most of its words;
+6. support is then verified, not presumed (``strict``, for answers to a question): a
+   value said only of another subject, a polarity or state its sentence reverses, or a
+   clause none of whose words the context has makes it contradicted, unsupported or
+   partial instead.
 
 Every claim carries a ``confidence`` (``confidence.py``): how often a verdict reached
 by that rule was right on the tuning half of ``../shared/data/faithfulness``.
@@ -52,14 +53,14 @@ from dataclasses import dataclass, replace
 
 from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
 from . import bindings as b
-from . import confidence, hours, records
+from . import confidence, hours, records, strict
 from . import contradiction as c
 from . import text as t
 from .severity import rule_for
 from .support import Check, Evidence
 from .verify import verify
 
-NAME = "offline/v6"
+NAME = "offline/v7"
 
 
 # An over-reaching clause must otherwise be held by its sentence's window: at most
@@ -134,20 +135,8 @@ class OfflineJudge:
     def name(self) -> str:
         """Its fingerprint: a changed setting is another judge configuration."""
         defaults = OfflineJudge.__init__.__defaults__ or ()
-        names = (
-            "threshold",
-            "run_weight",
-            "short_claim",
-            "contradiction_threshold",
-            "negation_threshold",
-            "clause_negation",
-            "clause_threshold",
-            "moved_weight",
-            "clause_names",
-            "clause_overreach",
-            "clause_antonym",
-            "summary_threshold",
-        )
+        code = OfflineJudge.__init__.__code__
+        names = code.co_varnames[1 : code.co_argcount]  # the settings, in order
         changed = [
             f"{n}={getattr(self, n):g}"
             for n, default in zip(names, defaults, strict=True)
@@ -290,8 +279,17 @@ class OfflineJudge:
         novelty = self.novelty(check)
         bar = self.threshold if threshold is None else threshold
         basis = _novelty_bin(novelty / bar if bar else math.inf)
+        finding = strict.check(sentence, index) if threshold == self.threshold else None
+        against = finding.unit if finding and finding.verdict == "contradicted" else None
+        if against is not None and finding is not None:
+            return claim("contradicted", finding.basis, against.chunk, against.text)
         if novelty > bar or check.quote is None:
             return self._partial(sentence, evidence, threshold) or claim("unsupported", basis)
+        if finding is not None and finding.basis == "added":  # a clause said nowhere
+            held = claim("partial", finding.basis, check.chunk, check.quote)
+            return replace(held, missing=finding.part)
+        if finding is not None:  # a value said only of another subject
+            return claim("unsupported", finding.basis)
         held = claim("supported", basis, check.chunk, check.quote)
         return self._conditioned(held, evidence, check.chunk) or held
 

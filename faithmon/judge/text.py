@@ -61,6 +61,7 @@ _ABSTAIN = re.compile(
     r"(?:do|does|did)(?: not|n't) (?:provide|mention|contain|include|say|specify|state|"
     r"give|offer|indicate)|\b(?:i|it) (?:am|'m|is) (?:unable|not able) to\b|"
     r"\bthere (?:is|are|'s) no (?:mention|information|details?)\b|"
+    r"\b(?:i|we) (?:do not have|don't have|have no) (?:any )?(?:information|details|data)\b|"
     r"\b(?:unable|not able|not possible|impossible|difficult|hard) to (?:definitively |"
     r"accurately |precisely )?(?:provide|answer|give|determine|say|tell|know)\b|"
     r"\bwithout (?:further|more|additional|specific) (?:information|details|context)\b|"

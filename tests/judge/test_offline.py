@@ -14,7 +14,7 @@ from faithmon.judge.text import normalise
 CONTEXT = "Order A17 shipped on 3 March by courier."
 DATA = Path(__file__).resolve().parents[3] / "shared/data/faithfulness"
 SAMPLE = Path(__file__).parent / "data" / "labelled_sample.jsonl"
-# offline/v6 scores 0.71 on the sample (0.76 on RAGTruth whole); the floor leaves a margin.
+# offline/v7 scores 0.71 on the sample (0.76 on RAGTruth whole); the floor leaves a margin.
 SAMPLE_FLOOR = 0.66
 # offline/v4 measured (bench/judge_quality.py): HaluEval QA 0.805, RAGTruth 0.765 overall,
 # 0.825 on its QA part and 0.700 on data-to-text (v3: 0.735, 0.795, 0.531), SummEdits
@@ -36,20 +36,24 @@ def judge() -> OfflineJudge:
 
 
 @pytest.mark.parametrize(
-    ("answer", "faithfulness"),
+    ("answer", "faithfulness", "lenient"),
     [
-        ("Order A17 shipped on 3 March by courier.", 1.0),
-        ("Order A17 shipped on 3 March by courier. It arrives tomorrow.", 0.5),
-        ("Order A17 was cancelled.", 0.0),
+        ("Order A17 shipped on 3 March by courier.", 1.0, 1.0),
+        ("Order A17 shipped on 3 March by courier. It arrives tomorrow.", 0.5, 1.0),
+        ("Order A17 was cancelled.", 0.0, 0.0),
     ],
 )
-def test_seed_example(judge: OfflineJudge, answer: str, faithfulness: float) -> None:
-    """The seed example scores 1.0 when copied, 0.5 with an invention, 0.0 when wrong."""
+def test_seed_example(
+    judge: OfflineJudge, answer: str, faithfulness: float, lenient: float
+) -> None:
+    """The seed example scores 1.0 when copied, 0.5 with an invention, 0.0 when wrong;
+    "cancelled" against "shipped" is a contradiction, so the lenient score drops too."""
     judgement = judge.judge("Where is order A17?", [CONTEXT], answer)
 
     assert judgement.status == "ok"
-    assert judgement.judge == judge.name == "offline/v6"
+    assert judgement.judge == judge.name == "offline/v7"
     assert judgement.faithfulness == faithfulness
+    assert judgement.lenient == lenient
 
 
 def test_quotes_are_verbatim_from_their_chunk(judge: OfflineJudge) -> None:

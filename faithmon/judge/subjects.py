@@ -1,0 +1,210 @@
+"""Which subject a claim's values, codes and states are said of.
+
+A claim joins a subject (a name or code: "Order B22", "the Kite 13", "Riverside") to
+what it says of it: values, other codes, a state. Each must be said of that subject in
+the context, not of another one beside it:
+
+- ``unbound``: a value said in a sentence of another subject only ("20 seats" from the
+  Team plan's sentence said of the Starter plan). When the subject's own clause gives
+  the same kind of value otherwise, the claim is contradicted;
+- ``swapped_code``: a code where the claim's best sentence has another of the same
+  family ("rack R3" where the sentence says "rack R5", "TX-4471" beside "Order A17"
+  said of Order B22);
+- ``moved``: a state word the subject's sentences do not say and another subject's
+  sentence does ("INC-2207 is still being investigated" where "investigating" is
+  INC-2210's state).
+
+A sentence that names no other subject binds its values to any (a general statement,
+or the chunk's own subject), so faithful answers that combine a plan's sentence with a
+policy's pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..model import Verdict
+from . import bindings as b
+from . import contradiction as c
+from . import support as s
+from .values import IDENTIFIER, Value, identifiers, values
+
+# Names that are themselves values (weekdays, months): they bind nothing.
+CALENDAR = frozenset(
+    s.stem(w)
+    for w in "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays "
+    "wednesdays thursdays fridays saturdays sundays january february march april may june "
+    "july august september october november december".split()
+)
+# States a subject is in one of at a time: an order, a request, an account, a service.
+STATES = tuple(
+    frozenset(s.stem(w) for w in family.split())
+    for family in (
+        "pending processing shipped dispatched transit delivered cancelled returned "
+        "refunded lost paused way",
+        "pending review reviewing approved accepted rejected refused denied declined "
+        "granted withdrawn",
+        "active inactive suspended blocked closed frozen expired deprecated cancelled "
+        "terminated paused",
+        "investigating identified monitoring resolved",
+        "restored interrupted outage",
+        "progress complete completed finished",
+        "delayed time cancelled boarding departed",
+        "enabled disabled",
+        "open closed",
+    )
+)
+_STATE_WORDS = frozenset().union(*STATES, c.ANTONYMS)
+_DIGIT = re.compile(r"\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Why a claim the support score holds is not supported."""
+
+    verdict: Verdict
+    basis: str
+    """``entity``, ``code``, ``state``, ``polarity`` or ``added``."""
+    unit: b.Unit | None
+    """The sentence that says otherwise (for ``contradicted``)."""
+    part: str
+    """The claim's part the context does not bind."""
+
+
+def names(text: str) -> frozenset[str]:
+    """Stems of the names in ``text`` but those of weekdays, months and codes' letters."""
+    return frozenset(s.tokens(IDENTIFIER.sub(" ", text)).names) - CALENDAR
+
+
+def entities(unit: b.Unit) -> frozenset[str]:
+    """The names and codes a sentence says."""
+    return names(unit.text) | identifiers(unit.text)
+
+
+def terms(unit: b.Unit) -> frozenset[str]:
+    return unit.words | unit.numbers | entities(unit)
+
+
+def subject_of(claim: str, index: b.Index) -> frozenset[str]:
+    """The claim's codes that the context has, else its names there: what it is about."""
+    codes = frozenset(i for i in identifiers(claim) if i in index.identifiers)
+    if codes:
+        return codes
+    known = index.evidence.words | index.evidence.numbers
+    return frozenset(n for n in names(claim) if n in known)
+
+
+def own(subject: frozenset[str], index: b.Index) -> list[b.Unit]:
+    """The sentences about ``subject``: those naming it, and the sentences of its
+    chunks that name nothing else."""
+    if not subject:
+        return []
+    naming = [u for u in index.units if subject & terms(u)]
+    chunks = {u.chunk for u in naming}
+    return [
+        u for u in index.units if u in naming or (u.chunk in chunks and not entities(u) - subject)
+    ]
+
+
+def unbound(value: Value, subject: frozenset[str], claim: str, index: b.Index) -> Finding | None:
+    """``value`` said only of another subject than the claim's; None when it is bound."""
+    if not subject:
+        return None
+    holders = [u for u in index.units if any(value.within(v) for v in u.values)]
+    if not holders:
+        return None  # said nowhere: the number rules judge it
+    part = next((p for p in b.clauses(claim) if any(value.within(v) for v in values(p))), claim)
+    if subject & identifiers(part) or subject & names(part):
+        rival = _rebound(value, subject, claim, index)
+        if rival is not None:
+            return Finding("contradicted", "entity", rival, part.strip(" ,"))
+    if any(subject & terms(u) for u in holders):
+        return None
+    said = frozenset(s.tokens(claim).words) | identifiers(claim) | names(claim)
+    if any(not entities(u) - said for u in holders):
+        return None  # said of no other subject: a general statement, or the chunk's own
+    for unit in index.units:
+        if subject & terms(unit) and any(
+            v.unit == value.unit and not value.within(v) for v in unit.values
+        ):
+            return Finding("contradicted", "entity", unit, part.strip(" ,"))
+    return Finding("unsupported", "entity", None, part.strip(" ,"))
+
+
+def _rebound(value: Value, subject: frozenset[str], claim: str, index: b.Index) -> b.Unit | None:
+    """The sentence one of whose clauses gives the subject another value of the kind
+    ``value`` is, the claim does not also state, where no clause gives it ``value``."""
+    stated = values(claim)
+    rival = None
+    for unit in index.units:
+        if not subject & terms(unit):
+            continue
+        for part in b.clauses(unit.text):
+            found = values(part)
+            if not subject & (identifiers(part) | names(part) | frozenset(s.tokens(part).words)):
+                continue
+            if any(value.within(v) for v in found):
+                return None
+            if rival is None and any(
+                v.unit == value.unit and v.unit is not None and not any(w.within(v) for w in stated)
+                for v in found
+            ):
+                rival = unit
+    return rival
+
+
+def swapped_code(claim: str, index: b.Index) -> Finding | None:
+    """A code of the claim that its best sentence replaces with another of the same
+    family: "rack R3" against "rack R5", "Order B22" against "Order A17"."""
+    mine = identifiers(claim)
+    for part in b.clauses(claim):
+        codes = identifiers(part)
+        if not codes:
+            continue
+        unit = index.bind(part).unit
+        if unit is None:
+            continue
+        theirs = identifiers(unit.text)
+        for code in codes - theirs:
+            if code in index.identifiers and any(
+                _family(code) == _family(other) for other in theirs - mine
+            ):
+                return Finding("contradicted", "code", unit, part.strip(" ,"))
+    return None
+
+
+def _family(code: str) -> str:
+    """ "tx-4471" → "tx-9", "r3" and "b12" → "a9": codes that name things of one kind."""
+    shape = _DIGIT.sub("9", code)
+    letters = len(shape) - len(shape.lstrip("abcdefghijklmnopqrstuvwxyz"))
+    return shape if letters >= 2 else re.sub(r"^[a-z]", "a", shape)
+
+
+def moved(
+    claim: str, subject: frozenset[str], mine: list[b.Unit], index: b.Index
+) -> Finding | None:
+    """A state word of the claim that the sentences about its subject (``mine``) do not
+    say and a sentence about another subject does."""
+    if not mine:
+        return None
+    said = frozenset().union(*(u.words for u in mine))
+    rivals = [u for u in index.units if u not in mine and entities(u) - subject]
+    theirs = frozenset().union(*(u.words for u in rivals)) if rivals else frozenset()
+    found = s.tokens(claim).words
+    shifted = [w for w in found if w not in said and w in theirs and w in _STATE_WORDS]
+    if not shifted or len(set(found) & said) < len(set(found)) / 2:
+        return None
+    states = [u for u in mine if other_state(frozenset(shifted), u.words)]
+    if states:
+        return Finding("contradicted", "state", states[0], claim)
+    return Finding("unsupported", "entity", next(u for u in rivals if shifted[0] in u.words), claim)
+
+
+def other_state(words: frozenset[str], said: frozenset[str]) -> bool:
+    """``words`` give a state that ``said`` replaces with another of its kind."""
+    for family in STATES:
+        ours = words & family
+        if ours and not ours & said and (family & said) - words:
+            return True
+    return False

@@ -1,0 +1,134 @@
+"""Support is verified, not presumed: each part of a claim must be bound in one place.
+
+The pairs here are the kinds of binding error a lexical judge used to call supported:
+a unit or currency swapped, a value or state of another subject, a polarity reversed
+behind "yes", an attribute the chunk never gives. ``adversarial.jsonl`` (150 hand-written
+pairs, tests/judge/data/README.md) measures each kind with a floor per kind.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from faithmon.judge import OfflineJudge
+from faithmon.judge.values import values
+
+ADVERSARIAL = Path(__file__).parent / "data" / "adversarial.jsonl"
+
+BINDING_ERRORS = [
+    (["Each tablet contains 250 mg of amoxicillin."],
+     "Each tablet contains 250 g of amoxicillin.", "contradicted"),
+    (["Used tickets can be exchanged but not reimbursed."],
+     "Yes, used tickets are fully reimbursable.", "contradicted"),
+    (["The Team plan includes 20 seats. The Starter plan includes 3 seats."],
+     "The Starter plan includes 20 seats.", "contradicted"),
+    (["The Bergen ferry leaves at 16:30. The Oslo ferry leaves at 09:15."],
+     "The Oslo ferry leaves at 16:30.", "contradicted"),
+    (["The K9 drill has a 2 Ah battery and a brushless motor."],
+     "The K9 drill has a 2 Ah battery and is dishwasher-safe.", "partial"),
+    (["Give 3 tablets every 10 hours."],
+     "Give 3 tablets every hour and consult a doctor if the fever persists.", "contradicted"),
+    (["The plan costs $20 per month."], "The plan costs €20 per month.", "contradicted"),
+    (["Room rates start at CHF 180 per night."], "Room rates start at EUR 180 per night.",
+     "contradicted"),
+    (["On Rivline trains the doors close 30 seconds before departure."],
+     "On Rivline trains the doors close 30 minutes before departure.", "contradicted"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def judge() -> OfflineJudge:
+    return OfflineJudge()
+
+
+@pytest.mark.parametrize(("chunks", "answer", "verdict"), BINDING_ERRORS)
+def test_a_part_bound_otherwise_is_never_supported(
+    judge: OfflineJudge, chunks: list[str], answer: str, verdict: str
+) -> None:
+    judgement = judge.judge("q", chunks, answer)
+
+    assert [c.verdict for c in judgement.claims] == [verdict]
+    if verdict == "contradicted":
+        assert judgement.lenient == 0.0
+        assert judgement.claims[0].quote in chunks[0]
+    else:
+        assert judgement.claims[0].missing == "is dishwasher-safe"
+
+
+@pytest.mark.parametrize(
+    ("chunks", "answer"),
+    [
+        (["The Team plan includes 20 seats. The Starter plan includes 3 seats."],
+         "The Starter plan includes 3 seats."),
+        (["Hiltmore Lodge: check-out until 11:00. Late check-out until 13:00 can be requested."],
+         "Hiltmore Lodge asks guests to check out by 11:00, or 13:00 if requested."),
+        (["Order B22 was handed to Fastpost.", "Tracking updates can take up to 24 hours."],
+         "Order B22 is with Fastpost; updates may take up to 24 hours."),
+        (["Take 2 tablets daily for 7 days."], "Take 2 tablets per day for 7 days."),
+        (["Items marked 'Final sale' cannot be returned or exchanged."],
+         "No, items marked 'Final sale' can't be returned or exchanged."),
+    ],
+)  # fmt: skip
+def test_a_faithful_answer_stays_supported(
+    judge: OfflineJudge, chunks: list[str], answer: str
+) -> None:
+    """A general statement, the chunk's own subject, "per day" for "daily", a negation
+    both sides make: bound, so supported."""
+    assert judge.judge("q", chunks, answer).faithfulness == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("leaves at 16:30", [(990.0, "clock")]),
+        ("opens at 4 pm", [(960.0, "clock")]),
+        ("on 3 March", [(303.0, "date")]),
+        ("every hour", [(3600.0, "time")]),
+        ("250 mg", [(0.25, "mass")]),
+        ("500 mcg", [(0.0005, "mass")]),
+        ("CHF 180", [(180.0, "chf")]),
+        ("30 minutes", [(1800.0, "time")]),
+        ("Order A17", []),
+    ],
+)
+def test_values_read_times_dates_units_and_skip_codes(
+    text: str, found: list[tuple[float, str]]
+) -> None:
+    assert [(pytest.approx(v.number), v.unit) for v in values(text)] == found
+
+
+# The floor per kind the offline judge keeps on the adversarial pairs (a pair counts
+# twice: the faithful answer must score 1.0, the unfaithful one below it). Measured
+# with offline/v7; a change that lowers one is a regression of that kind.
+FLOORS = {
+    "added_predicate": 0.73,
+    "currency_swap": 0.96,
+    "entity_binding": 0.80,
+    "exclusive_state": 0.83,
+    "markup_fragment": 0.73,
+    "moved_time": 0.63,
+    "non_claim_trap": 0.86,
+    "number_change": 0.96,
+    "polarity": 0.66,
+    "unit_swap": 0.86,
+}
+
+
+def test_adversarial_pairs_per_kind(judge: OfflineJudge) -> None:
+    right: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for line in ADVERSARIAL.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        for side in ("faithful", "unfaithful"):
+            score = judge.judge(row["question"], row["chunks"], row[side]).faithfulness
+            flagged = score is not None and score < 1.0
+            right[row["kind"]] += flagged == (side == "unfaithful")
+            total[row["kind"]] += 1
+    assert set(total) == set(FLOORS)
+    assert min(total.values()) >= 28
+    shares = {kind: right[kind] / total[kind] for kind in total}
+    assert all(shares[k] >= FLOORS[k] for k in FLOORS), shares
