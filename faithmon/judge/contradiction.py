@@ -157,6 +157,8 @@ def negates(clause: str, sentence: str, subject: tuple[str, ...] = (), whole: st
     around = _stems(f"{heard} {t.normalise(whole)}")
     if len([w for w in subject if w not in around]) > (len(subject) >= 2):
         return False
+    if set(s.tokens(clause).names) - around - _stems(sentence):
+        return False  # "a Flex fare" against "Light fares do not ...": another subject
     found, other = (said_scope, heard) if said_scope else (heard_scope, said)
     return any(scope and set(scope) <= _plain_stems(other) for scope in found)
 

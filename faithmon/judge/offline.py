@@ -53,12 +53,13 @@ from dataclasses import dataclass, replace
 
 from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
 from . import bindings as b
-from . import confidence, hours, records, strict
+from . import confidence, hours, reading, records, strict
 from . import contradiction as c
 from . import text as t
+from .conditions import conditioned
 from .severity import rule_for
 from .support import Check, Evidence
-from .verify import verify
+from .verify import MIN_QUOTE, verify
 
 NAME = "offline/v7"
 
@@ -82,6 +83,16 @@ class _Bound:
 # Bins of the support score over the threshold, for confidence: "novelty<=0.5" holds
 # claims scoring in (0.25, 0.5] of the threshold; "novelty>inf" a missing name.
 NOVELTY_BINS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5)
+
+
+def _quote(sentence: str, evidence: Evidence, chunk: int) -> str:
+    """The claim itself as its quote, or for a claim too short to prove anything alone
+    ("€64.90"), the chunk sentence that holds it."""
+    needle = t.normalise(t.strip_end(sentence))
+    if len(needle) >= MIN_QUOTE:
+        return t.strip_end(sentence)
+    held = (s for i, s, _, _ in evidence.sentences if i == chunk and needle in t.normalise(s))
+    return next(held, t.strip_end(sentence))
 
 
 def _novelty_bin(ratio: float) -> str:
@@ -146,7 +157,7 @@ class OfflineJudge:
 
     def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
         started = time.perf_counter()
-        sentences = [s for s in t.sentences(answer) if not t.is_non_claim(s)]
+        sentences = reading.claims(answer, question)
         status: JudgementStatus
         claims: tuple[Claim, ...]
         facts = [t.without_instructions(chunk) for chunk in chunks]
@@ -179,19 +190,23 @@ class OfflineJudge:
             # judges those chunks' negations.
             plain = {i for i, chunk in enumerate(facts) if not chunk.lstrip().startswith("{")}
             claims = verify(
-                (  # judged on its factual clauses, shown whole
-                    replace(
-                        self._claim(
-                            t.claim_part(s),
-                            normalised,
-                            plain,
-                            evidence,
-                            index,
-                            found,
-                            schedules,
-                            threshold,
+                (  # judged on its factual clauses, shown whole, as its sentence answers
+                    reading.answered(
+                        replace(
+                            self._claim(
+                                reading.judged(s, question),
+                                normalised,
+                                plain,
+                                evidence,
+                                index,
+                                found,
+                                schedules,
+                                threshold,
+                                reading.asked(s, question),
+                            ),
+                            text=s,
                         ),
-                        text=s,
+                        question,
                     )
                     for s in sentences
                 ),
@@ -221,6 +236,7 @@ class OfflineJudge:
         found: Sequence[records.Attribute],
         schedules: Sequence[hours.Schedule] = (),
         threshold: float | None = None,
+        about: str = "",
     ) -> Claim:
         rule = rule_for(sentence)
 
@@ -241,10 +257,12 @@ class OfflineJudge:
         needle = t.normalise(t.strip_end(sentence))
         if not t.says_something(needle):  # a fragment or markup: nothing can bear it out
             return claim("unsupported", "fragment")
+        strictly = threshold == self.threshold  # answers to a question (strict.check)
+        finding = strict.check(sentence, index, about) if strictly else None
         for number, chunk in enumerate(normalised):
-            if t.holds_phrase(chunk, needle):
-                held = claim("supported", "verbatim", number, t.strip_end(sentence))
-                return self._conditioned(held, evidence, number) or held
+            if t.holds_phrase(chunk, needle) and not (about and finding):
+                held = claim("supported", "verbatim", number, _quote(sentence, evidence, number))
+                return conditioned(held, evidence, number) or held
         conflict = records.conflict(sentence, found)
         if conflict is not None:
             return claim(conflict.verdict, "record", conflict.chunk, conflict.quote)
@@ -279,7 +297,6 @@ class OfflineJudge:
         novelty = self.novelty(check)
         bar = self.threshold if threshold is None else threshold
         basis = _novelty_bin(novelty / bar if bar else math.inf)
-        finding = strict.check(sentence, index) if threshold == self.threshold else None
         against = finding.unit if finding and finding.verdict == "contradicted" else None
         if against is not None and finding is not None:
             return claim("contradicted", finding.basis, against.chunk, against.text)
@@ -291,30 +308,7 @@ class OfflineJudge:
         if finding is not None:  # a value said only of another subject
             return claim("unsupported", finding.basis)
         held = claim("supported", basis, check.chunk, check.quote)
-        return self._conditioned(held, evidence, check.chunk) or held
-
-    def _conditioned(self, claim: Claim, evidence: Evidence, chunk: int | None) -> Claim | None:
-        """``claim`` as ``partial`` when the chunk sentence holding it attaches a condition
-        it leaves out ("... only for orders placed before 14:00"); None otherwise."""
-        needle = t.normalise(t.strip_end(claim.text))
-        source = next(
-            (
-                s
-                for i, s, _, _ in evidence.sentences
-                if i == chunk and (needle in t.normalise(s) or claim.quote == s)
-            ),
-            claim.quote,
-        )
-        dropped = c.dropped_condition(claim.text, source or "")
-        if dropped is None:
-            return None
-        return replace(
-            claim,
-            verdict="partial",
-            quote=source,
-            confidence=confidence.of("condition", "partial"),
-            missing=f"without the condition “{dropped}”",
-        )
+        return conditioned(held, evidence, check.chunk) or held
 
     def _partial(self, sentence: str, evidence: Evidence, threshold: float | None) -> Claim | None:
         """A claim not supported whole, one clause of which the context holds and another

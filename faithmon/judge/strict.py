@@ -46,38 +46,57 @@ _INTENSIFIERS = frozenset(
 )
 
 # The reply before a claim: "Yes, ...", "No, ...". Its polarity is the clause's own.
-_REPLY = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|right)\b[,.!:;\s-]*", re.IGNORECASE)
+_REPLY = re.compile(
+    r"^\s*(?:(?:yes|no|yeah|nope|correct|right)\b[,.!:;\s-]*"
+    r"|(?:unfortunately |sadly )?not(?: \w+)?\s*[:,;.!]\s)",
+    re.IGNORECASE,
+)
+# Where a claim divides into phrases that each add something: clauses, list items,
+# phrases of means or accompaniment.
+_RANGE = re.compile(r"(\d)\s+(?:and|or|to)\s+(\d)")
+_PHRASE = re.compile(r"[,;]\s|\s(?:and|or|as well as|plus|with|by|via)\s", re.I)
+# "Free of charge" says free, not charged.
+_FREE = re.compile(r"\b(?:free of charge|at no (?:extra )?charge|no charge)\b", re.I)
 # A record's "key": value pair; a clause that only sets a condition.
 _RECORD = re.compile(r'"\w+":\s')
 _CONDITIONAL = re.compile(r"\s*(?:if|unless|whether|when|while|whereas)\b", re.IGNORECASE)
 
 
-def check(sentence: str, index: b.Index, answers: bool = True) -> Finding | None:
+def check(sentence: str, index: b.Index, about: str = "") -> Finding | None:
     """The first part of ``sentence`` its context does not bind; None if all are.
 
-    ``answers``: the claim answers a question. A summary (no question) condenses and
-    rewords: there only a negation or state that its sentence reverses counts, as the
-    subject-binding and added-part tests flag mostly faithful rewording in summaries
-    (RAGTruth's summaries and record descriptions, bench/README.md)."""
+    ``about``: the question a short answer is read with (``reading.asked``): its names
+    and codes are the answer's subject. Only a rival value or code then counts, as a
+    question may bridge subjects, and its own words state no claim of the answer's."""
     claim = _REPLY.sub("", t.strip_end(sentence)) or sentence
-    subject = sub.subject_of(claim, index)
-    if answers:
-        for value in values(claim):
-            finding = sub.unbound(value, subject, claim, index)
-            if finding is not None:
-                return finding
-        finding = sub.swapped_code(claim, index) or sub.moved(
-            claim, subject, sub.own(subject, index), index
+    subject = sub.subject_of(f"{about}: {claim}" if about else claim, index)
+    finding = next(
+        (f for v in values(claim) if (f := sub.unbound(v, subject, claim, index))), None
+    ) or (
+        sub.swapped_code(claim, index) or sub.moved(claim, subject, sub.own(subject, index), index)
+    )
+    if about:  # the rival must be said of what the question asks, not only its subject
+        asked = frozenset(s.tokens(about).words)
+        if finding is None or finding.unit is None or finding.verdict != "contradicted":
+            rival = next(
+                filter(None, (sub.asked_otherwise(v, asked, index) for v in values(claim))), None
+            )
+            return None if rival is None else Finding("contradicted", "asked", rival, claim)
+        return (
+            finding
+            if len((asked - subject) & finding.unit.words) * 2 >= len(asked - subject)
+            else None
         )
-        if finding is not None:
-            return finding
+    if finding is not None:
+        return finding
+    added = _added(claim, index)
+    if added is not None:
+        return Finding("unsupported", "added", None, added)
     parts = b.clauses(claim)
     for clause in parts:
         words = frozenset(s.tokens(clause).words) - _INTENSIFIERS
         if not words:
             continue
-        if answers and len(parts) > 1 and not words & index.evidence.words:
-            return Finding("unsupported", "added", None, clause.strip(" ,"))
         unit = index.bind(clause).unit
         if unit is None:
             continue
@@ -86,28 +105,99 @@ def check(sentence: str, index: b.Index, answers: bool = True) -> Finding | None
         if held < HELD or _RECORD.search(unit.text) or _CONDITIONAL.match(clause):
             continue  # records.conflict judges a record; a condition asserts nothing
         shares = bool(subject & sub.terms(unit))
-        around = c.subject(clause)
-        if (shares or held >= SAME) and (
-            c.negates(clause, opposite, around, unit.text) or _flipped(clause, opposite, subject)
+        around = c.subject(clause, parts[0])
+        if (shares or held >= SAME) and c.negates(clause, opposite, around, unit.text):
+            return Finding("contradicted", "polarity", unit, clause.strip(" ,"))
+        if (shares or set(around) <= unit.words) and _flipped(
+            clause, unit.text, subject | frozenset(around)
         ):
             return Finding("contradicted", "polarity", unit, clause.strip(" ,"))
-        if shares and (c.antonym(words, unit.words) or sub.other_state(words, unit.words)):
+        said = frozenset(s.tokens(_FREE.sub("free", unit.text)).words)
+        if shares and (_antonym(words, said) or sub.other_state(words, said)):
             return Finding("contradicted", "state", unit, clause.strip(" ,"))
+    return None
+
+
+def _antonym(words: frozenset[str], said: frozenset[str]) -> bool:
+    """The clause uses a word whose opposite the sentence uses instead, and the clause
+    does not say that opposite too ("opens at 9:00 and closes at 20:00")."""
+    return any((c.ANTONYMS.get(word, frozenset()) & said) - words for word in words - said)
+
+
+def _added(claim: str, index: b.Index) -> str | None:
+    """A part of the claim that the context has no word of anywhere: a clause, or a
+    list item or phrase of means ("with gzip", "by express courier") of at least two
+    content words: an attribute or predicate added to what the chunks say."""
+    clauses = b.clauses(claim)
+    joined = _RANGE.sub(r"\1-\2", claim)  # "between 2 and 11" is one phrase
+    phrases = [p.strip(" ,;") for p in _PHRASE.split(joined) if p and not _CONDITIONAL.match(p)]
+    for part, least in (*((k, 1) for k in clauses), *((p, 2) for p in phrases)):
+        if len(clauses) < 2 and least == 1:
+            continue  # the whole claim: the support score judges it
+        words = frozenset(s.tokens(part).words) - _INTENSIFIERS
+        if len(words) >= least and not words & index.evidence.words:
+            return part.strip(" ,")
     return None
 
 
 def _flipped(clause: str, sentence: str, subject: frozenset[str]) -> bool:
     """A predicate one side negates and the other asserts: "can be exchanged" against
-    "cannot be exchanged"."""
+    "cannot be returned or exchanged", "accepts walk-ins" against "walk-ins are not
+    accepted", "is allowed" against "is not permitted"."""
     mine, theirs = _polarity(clause), _polarity(sentence)
-    if mine[1] and theirs[1]:
-        return False  # both sides negate: what each negates is for c.negates
-    return bool(((mine[0] & theirs[1]) | (mine[1] & theirs[0])) - subject)
+    flipped = (mine[0] & (theirs[1] - theirs[0])) | (mine[1] & (theirs[0] - theirs[1]))
+    return bool(flipped - subject - _GENERIC)
 
 
 def _polarity(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(asserted, negated) predicate stems of ``text``: a negation's predicate is the
-    first content word it bears on."""
-    normal = c.IDIOMS.sub(" ", t.normalise(text).replace("n't", " not"))
-    negated = {scope[0] for scope in c.scopes(normal) if scope}
-    return frozenset(s.tokens(normal).words) - negated, frozenset(negated)
+    """(asserted, negated) predicate stems of ``text``: what each negation bears on is
+    the first content word after it, and the words joined to that one by "or", "nor"
+    or "and" ("cannot be returned or exchanged"); "and" starts another predicate more often."""
+    words = _WORD.findall(c.IDIOMS.sub(" ", t.normalise(text).replace("n't", " not")))
+    negated: set[str] = set()
+    for at, word in enumerate(words):
+        if word not in _NEGATORS:
+            continue
+        after = at + 1
+        while after < len(words) and (
+            words[after] in _NEGATION_LINKS or words[after] in t.STOPWORDS
+        ):
+            after += 1
+        while after < len(words) and words[after] not in t.STOPWORDS:
+            negated.add(_predicate(words[after]))
+            if after + 2 < len(words) and words[after + 1] in ("or", "nor"):
+                after += 2
+            else:
+                break
+    asserted = {_predicate(w) for w in words if w not in t.STOPWORDS and w not in _NEGATORS}
+    if _SUBJECT_NEGATORS & set(words):
+        return frozenset(), frozenset()  # "Neither A nor B has ...": c.negates reads it
+    return frozenset(asserted - negated), frozenset(negated)
+
+
+def _predicate(word: str) -> str:
+    """A word's stem, one per meaning for the words of permission and of cover."""
+    stem = s.stem(word)
+    return _SAME_MEANING.get(stem, stem)
+
+
+_WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
+_GENERIC = frozenset(s.stem(w) for w in s.GENERIC_WORDS)
+# "stopped sending" and "no longer sends" both deny sending.
+_NEGATORS = frozenset({"not", "no", "never", "cannot", "nor", "stopped", "ceased"})
+_SUBJECT_NEGATORS = frozenset({"neither", "nobody", "none", "nothing", "noone"})
+# Words between a negation and the predicate it bears on: "is not yet", "do not need to".
+_NEGATION_LINKS = frozenset(
+    "be is are was were been being do does did have has had will would can could should "
+    "may might must shall a an the to yet any longer need needs necessarily able".split()
+)
+_SAME_MEANING = {
+    s.stem(w): s.stem(head)
+    for head, words in (
+        ("allowed", "allowed permitted authorised authorized accepted welcome"),
+        ("prohibited", "prohibited forbidden banned"),
+        ("covered", "covered included"),
+        ("required", "required mandatory compulsory"),
+    )
+    for w in words.split()
+}

@@ -57,6 +57,8 @@ STATES = tuple(
 )
 _STATE_WORDS = frozenset().union(*STATES, c.ANTONYMS)
 _DIGIT = re.compile(r"\d+")
+# A sentence of all of a kind ("all Solvair flights") binds its values to each one.
+_UNIVERSAL = re.compile(r"\b(?:all|every|each|any|both)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,35 +124,52 @@ def unbound(value: Value, subject: frozenset[str], claim: str, index: b.Index) -
     if any(subject & terms(u) for u in holders):
         return None
     said = frozenset(s.tokens(claim).words) | identifiers(claim) | names(claim)
-    if any(not entities(u) - said for u in holders):
-        return None  # said of no other subject: a general statement, or the chunk's own
+    if any(not entities(u) - said or _UNIVERSAL.search(u.text) for u in holders):
+        return None  # said of no other subject or of all: a general statement
     for unit in index.units:
         if subject & terms(unit) and any(
-            v.unit == value.unit and not value.within(v) for v in unit.values
+            v.unit == value.unit and value.unit is not None and not value.within(v)
+            for v in unit.values
         ):
             return Finding("contradicted", "entity", unit, part.strip(" ,"))
     return Finding("unsupported", "entity", None, part.strip(" ,"))
 
 
 def _rebound(value: Value, subject: frozenset[str], claim: str, index: b.Index) -> b.Unit | None:
-    """The sentence one of whose clauses gives the subject another value of the kind
-    ``value`` is, the claim does not also state, where no clause gives it ``value``."""
+    """A sentence about the subject that gives it another value of the kind ``value``
+    is (one the claim does not also state), where none of them gives it ``value``."""
     stated = values(claim)
     rival = None
-    for unit in index.units:
-        if not subject & terms(unit):
-            continue
-        for part in b.clauses(unit.text):
-            found = values(part)
-            if not subject & (identifiers(part) | names(part) | frozenset(s.tokens(part).words)):
-                continue
-            if any(value.within(v) for v in found):
-                return None
-            if rival is None and any(
+    for unit in own(subject, index):
+        found = unit.values
+        if any(value.within(v) for v in found):
+            return None
+        if (
+            rival is None
+            and subject & terms(unit)
+            and any(
                 v.unit == value.unit and v.unit is not None and not any(w.within(v) for w in stated)
                 for v in found
-            ):
-                rival = unit
+            )
+        ):
+            rival = unit
+    return rival
+
+
+def asked_otherwise(value: Value, asked: frozenset[str], index: b.Index) -> b.Unit | None:
+    """A sentence with every word of the question that gives another value of the kind
+    ``value`` is, where no such sentence gives ``value``: "$35" to "How much is the
+    Lumo desk lamp?" against "The Lumo desk lamp costs $30"."""
+    if not asked or value.unit is None:
+        return None
+    rival = None
+    for unit in index.units:
+        if not asked <= unit.words:
+            continue
+        if any(value.within(v) for v in unit.values):
+            return None
+        if rival is None and any(v.unit == value.unit and not value.within(v) for v in unit.values):
+            rival = unit
     return rival
 
 

@@ -122,6 +122,9 @@ def stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             word = word[: -len(suffix)]
             break
+    else:
+        if len(word) > 4 and word.endswith("e"):
+            word = word[:-1]  # "charge" ~ "charges", "charged", "charging"
     return word[:6]
 
 

@@ -132,3 +132,42 @@ def test_adversarial_pairs_per_kind(judge: OfflineJudge) -> None:
     assert min(total.values()) >= 28
     shares = {kind: right[kind] / total[kind] for kind in total}
     assert all(shares[k] >= FLOORS[k] for k in FLOORS), shares
+
+
+PLANS = ["The Cobalt plan allows 15 projects. The Zinc plan allows 50 projects."]
+LAMPS = ["The Lumo desk lamp costs $30. The Lumo floor lamp costs $35."]
+FARES = ["Light fares do not include checked baggage. Flex fares include one checked bag."]
+
+
+@pytest.mark.parametrize(
+    ("question", "chunks", "answer", "faithfulness"),
+    [
+        ("How many projects can I have on the Cobalt plan?", PLANS, "15", 1.0),
+        ("How many projects can I have on the Cobalt plan?", PLANS, "50", 0.0),
+        ("How much is the Lumo desk lamp?", LAMPS, "**Price:** $30", 1.0),
+        ("How much is the Lumo desk lamp?", LAMPS, "**Price:** $35", 0.0),
+        ("Is checked baggage included with a Light fare?", FARES, "No.", 1.0),
+        ("Is checked baggage included with a Light fare?", FARES, "Yes.", 0.0),
+        ("When does the Cobalt plan renew?", PLANS, "### Renewal\n15 projects", 1.0),
+    ],
+)
+def test_a_short_answer_is_read_with_its_question(
+    judge: OfflineJudge, question: str, chunks: list[str], answer: str, faithfulness: float
+) -> None:
+    """A value, a labelled value or a bare yes/no states the question's fact: it is
+    bound to the question's subject, and a heading is a label, not a claim."""
+    judgement = judge.judge(question, chunks, answer)
+
+    assert judgement.status == "ok"
+    assert judgement.faithfulness == faithfulness
+    if faithfulness == 0.0:
+        assert judgement.lenient == 0.0  # another subject's value: contradicted
+
+
+def test_a_bare_no_the_context_does_not_deny_is_unsupported(judge: OfflineJudge) -> None:
+    """Words of the context holding the question's statement do not prove "no" false,
+    nor true: unsupported, with a confidence that sends it to the LLM stage."""
+    judgement = judge.judge("Is checked baggage included with a Flex fare?", FARES, "No.")
+
+    assert [c.verdict for c in judgement.claims] == ["unsupported"]
+    assert (judgement.claims[0].confidence or 0) < 0.8
