@@ -1,7 +1,9 @@
 """Cheap first: the offline judge settles what it is sure of, the LLM judges the rest.
 
 The first stage (the offline judge) judges every claim of the answer. A claim whose
-``confidence`` is at least the bar is settled there (``stage="offline"``); a claim
+``confidence`` is at least the bar is settled there (``stage="offline"``), unless it is
+supported without every part bound in one place (flagged ``unverified``: a paraphrase
+the offline judge cannot verify costs an LLM call, never a presumed support); a claim
 with a lower confidence, or none, is uncertain. The uncertain claims' sentences go
 to the second stage (the LLM judge) in one request that carries the chunks once and
 only those sentences; its claims come back ``stage="llm"``. A trace whose claims are
@@ -21,7 +23,7 @@ from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from ..model import Claim, Judge, Judgement, Usage
-from ..model.judgement import OVERRULED_OFFLINE
+from ..model.judgement import OVERRULED_OFFLINE, UNVERIFIED
 
 
 class ClaimJudge(Judge, Protocol):
@@ -73,7 +75,10 @@ class CascadeJudge:
         return self._name
 
     def settled(self, claim: Claim) -> bool:
-        """Whether the first stage's claim stands without the LLM (None is uncertain)."""
+        """Whether the first stage's claim stands without the LLM: confident (None is
+        uncertain), and if supported, with every part bound in one place."""
+        if claim.verdict == "supported" and UNVERIFIED in claim.flags:
+            return False
         return claim.confidence is not None and claim.confidence >= self.bar
 
     def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:

@@ -52,6 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
+from ..model.judgement import UNVERIFIED
 from . import bindings as b
 from . import confidence, hours, reading, records, strict
 from . import contradiction as c
@@ -308,6 +309,8 @@ class OfflineJudge:
         if finding is not None:  # a value said only of another subject
             return claim("unsupported", finding.basis)
         held = claim("supported", basis, check.chunk, check.quote)
+        if strict.unverified(sentence, index):  # words spread over the context
+            held = replace(held, flags=(UNVERIFIED,))
         return conditioned(held, evidence, check.chunk) or held
 
     def _partial(self, sentence: str, evidence: Evidence, threshold: float | None) -> Claim | None:

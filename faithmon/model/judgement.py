@@ -25,6 +25,10 @@ JudgementStatus = Literal["ok", "no_claims", "empty_context", "judge_error"]
 OVERRULED_OFFLINE = "overruled_offline"
 """A claim's flag: the cascade's LLM settled it against the offline judge's lean (the
 review queue sends such claims to people)."""
+UNVERIFIED = "unverified"
+"""A supported claim's flag: the offline judge found its words across the context but
+could not bind each part in one place (a paraphrase, a summary). The cascade sends such
+a claim to the LLM instead of settling it."""
 
 
 @dataclass(frozen=True, slots=True)

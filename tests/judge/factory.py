@@ -9,6 +9,7 @@ from dataclasses import replace
 from faithmon.judge import OfflineJudge
 from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
 from faithmon.model import Judgement
+from faithmon.model.judgement import UNVERIFIED
 
 CHUNKS = [
     "Order A17 shipped on 3 March by courier.",
@@ -20,7 +21,8 @@ UNSURE = "Your money comes back within a week."
 
 class Confident:
     """The real offline judge, with the confidence a test chooses per claim sentence (a
-    stand-in for the calibrated confidences, so these tests do not depend on them)."""
+    stand-in for the calibrated confidences, so these tests do not depend on them), and
+    every claim verified (``test_an_unverified_support_goes_to_the_llm`` checks the flag)."""
 
     def __init__(self, confidences: Mapping[str, float | None]) -> None:
         self.offline = OfflineJudge()
@@ -33,7 +35,12 @@ class Confident:
     def judge(self, question: str, chunks: Sequence[str], answer: str) -> Judgement:
         judgement = self.offline.judge(question, chunks, answer)
         claims = tuple(
-            replace(c, confidence=self.confidences.get(c.text)) for c in judgement.claims
+            replace(
+                c,
+                confidence=self.confidences.get(c.text),
+                flags=tuple(f for f in c.flags if f != UNVERIFIED),
+            )
+            for c in judgement.claims
         )
         return replace(judgement, claims=claims)
 

@@ -14,6 +14,7 @@ from faithmon.judge import JudgeOptions, OfflineJudge, make_judge
 from faithmon.judge.cascade import CascadeJudge
 from faithmon.judge.jsonl import score_lines
 from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.model.judgement import UNVERIFIED
 from tests.judge.factory import CHUNKS, SURE, UNSURE, Confident, llm
 from tests.openai_server import OpenAIServer, Step, reply
 from tests.servers import serve_in_thread
@@ -81,6 +82,36 @@ def test_one_call_carries_only_the_uncertain_sentences(server: tuple[OpenAIServe
     assert judgement.claims[0].confidence == 0.99 and judgement.claims[1].confidence is None
     assert judgement.usage.calls == 1 and judgement.usage.prompt_tokens == 100
     assert judgement.faithfulness == pytest.approx(2 / 3)
+
+
+def test_an_unverified_support_goes_to_the_llm(server: tuple[OpenAIServer, str]) -> None:
+    """A paraphrase whose words the offline judge finds across the context but cannot
+    bind in one sentence is flagged unverified, and the cascade asks the LLM about it
+    however confident its bin is; a claim copied from a chunk stays offline."""
+    scripted, url = server
+    scripted.play(
+        reply(
+            [
+                {
+                    "sentence": 0,
+                    "claim": "Money comes back within a week.",
+                    "chunk": 1,
+                    "quote": "Refunds take 5 business days",
+                    "verdict": "supported",
+                }
+            ]
+        )
+    )
+    chunks = [*CHUNKS, "Your money is returned to the card you paid with."]
+    answer = f"{SURE} Your money comes back to the card within a week of the parcel."
+    offline = OfflineJudge().judge("Where?", chunks, answer)
+    assert [c.verdict for c in offline.claims] == ["supported", "supported"]
+    assert [UNVERIFIED in c.flags for c in offline.claims] == [False, True]
+
+    judgement = CascadeJudge(OfflineJudge(), llm(url), 0.05).judge("Where?", chunks, answer)
+
+    assert len(scripted.requests) == 1
+    assert [c.stage for c in judgement.claims] == ["offline", "llm"]
 
 
 def test_llm_failure_is_the_traces_judge_error(server: tuple[OpenAIServer, str]) -> None:
