@@ -18,7 +18,8 @@ of those settled ``unsupported``/``contradicted``, the share of claims settled a
 the share of traces with a claim below it (those the cascade sends to the LLM); and
 the bar the calibration picks (the cascade's default, ``FAITHMON_JUDGE_CASCADE_BAR``).
 ``--fit`` prints, instead, the table for ``faithmon/judge/confidence.py``: per (rule,
-verdict), the add-one smoothed share of right verdicts on the tuning half.
+verdict) with at least ``MIN_BIN`` claims, the add-one smoothed share of right verdicts
+on the tuning half.
 """
 
 from __future__ import annotations
@@ -118,13 +119,19 @@ def claims(
             yield str(row["id"]), basis, claim.verdict, claim.confidence or 0.0, right
 
 
-def fit(path: Path, judge: OfflineJudge) -> dict[tuple[str, str], float]:
+# A (rule, verdict) bin is fitted only on at least this many tuning claims; a smaller
+# one keeps confidence.DEFAULT (a share of a handful of claims is no calibration).
+MIN_BIN = 30
+
+
+def fit(path: Path, judge: OfflineJudge) -> dict[tuple[str, str], tuple[float, int]]:
+    """(rule, verdict) → (add-one smoothed share right, claims) for bins of MIN_BIN+."""
     counts: dict[tuple[str, str], list[int]] = {}
     for _, basis, verdict, _, right in claims(path, judge, half=False):
         tally = counts.setdefault((basis, verdict), [0, 0])
         tally[0] += right
         tally[1] += 1
-    return {key: (r + 1) / (n + 2) for key, (r, n) in sorted(counts.items())}
+    return {key: ((r + 1) / (n + 2), n) for key, (r, n) in sorted(counts.items()) if n >= MIN_BIN}
 
 
 BINS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.01)
@@ -194,8 +201,8 @@ def main() -> int:
     ragtruth = DATA / "ragtruth.jsonl"
     if "--fit" in sys.argv[1:]:
         print("TABLE: dict[tuple[str, str], float] = {")
-        for (basis, verdict), share in fit(ragtruth, judge).items():
-            print(f"    ({basis!r}, {verdict!r}): {share:.3f},")
+        for (basis, verdict), (share, n) in fit(ragtruth, judge).items():
+            print(f"    ({basis!r}, {verdict!r}): {share:.3f},  # {n} claims")
         print("}")
         return 0
     tallies: dict[tuple[str, str], Tally] = {}

@@ -1,7 +1,7 @@
 """How the offline judge reads an answer sentence before judging it.
 
 It judges the clauses that state a fact (``text.claim_part``), without markup (bold,
-code marks, headings, table pipes, HTML tags), and reads an answer too short to state
+code marks, headings, table pipes, formatting tags), and reads an answer too short to state
 a fact alone with its question: "15" to "How many projects can I have on the Cobalt
 plan?" claims that the Cobalt plan allows 15 projects, "Heron." to "Which team handles
 billing escalations?" that Heron handles them, and a bare "No." to "Is checked baggage
@@ -21,7 +21,12 @@ from . import text as t
 # An answer of at most this many content words and numbers is read with its question.
 SHORT = 3
 
-_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+# Formatting tags only: any other markup (a script, an image) is content, judged and
+# quoted as it stands.
+_TAG = re.compile(
+    r"</?(?:b|i|u|em|strong|code|span|p|br|li|ul|ol|h[1-6]|td|tr|th|table|small|mark)\b[^>]*>",
+    re.IGNORECASE,
+)
 _MARKS = re.compile(r"\*\*|__|`|^\s*#{1,6}\s*|\s*\|\s*", re.MULTILINE)
 _ASKING = re.compile(
     r"^(?:(?:what|which|who|whom|whose|when|where|why|how(?: much| many| long| often| far)?"

@@ -61,7 +61,7 @@ _UNITS: dict[str, tuple[str, float]] = {
 }  # fmt: skip
 _NUMBER_WORDS = "|".join(sorted(num.WORD_VALUES, key=len, reverse=True))
 _VALUE = re.compile(
-    rf"(?P<cur>[$€£¥₹]|[a-z]{{3}}§)?\s?(?:(?<![A-Za-z\d.,])(?P<num>\d[\d,]*(?:\.\d+)?)"
+    rf"(?P<cur>[$€£¥₹]|[a-z]{{3}}§)?\s?(?:(?<![A-Za-z\d.,_])(?P<num>\d[\d,]*(?:\.\d+)?)"
     rf"|\b(?P<word>{_NUMBER_WORDS})\b)"
     r"(?:\s?(?:-|to|and|or)\s?(?P<upper>\d[\d,]*(?:\.\d+)?))?"
     r"(?:(?P<pct>\s?%)|[\s-]?(?P<unit>[A-Za-z]+)\b)?",

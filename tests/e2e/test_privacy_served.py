@@ -113,8 +113,9 @@ def answer(record: dict[str, Any], values: dict[str, str], n: int, bad: bool) ->
     return (
         f"{good} {values['name']} at {address} was refunded 99.00 euros on card "
         f"{values['card']} and IBAN {values['iban']} today. Our courier phones "
-        f"{values['phone']} tomorrow and mails {values['email']} a voucher. We confirmed SSN "
-        f"{values['ssn']} from {values['ip']} with key {values['secret']} yesterday."
+        f"{values['phone']} tomorrow and mails {values['email']} a 15 euro voucher. "
+        f"We confirmed SSN {values['ssn']} from {values['ip']} with key {values['secret']} "
+        "yesterday."
     )
 
 
