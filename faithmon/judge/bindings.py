@@ -97,6 +97,8 @@ class Index:
         self.chunk_values: dict[int, list[Value]] = {}
         self._chunk_numbers: dict[int, set[str]] = {}
         self.identifiers: set[str] = set()
+        self.names: set[str] = set()
+        """Stems the context writes capitalised where no sentence starts: names."""
         for (chunk, text, words, nums), position in zip(
             evidence.sentences, _positions(evidence.sentences), strict=True
         ):
@@ -118,6 +120,7 @@ class Index:
             self.chunk_words.setdefault(chunk, set()).update(words)
             self._chunk_numbers.setdefault(chunk, set()).update(nums)
             self.identifiers.update(identifiers(text))
+            self.names.update(found.names)
             self.chunk_values.setdefault(chunk, []).extend(self.units[-1].values)
 
     def bind(

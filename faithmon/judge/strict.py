@@ -111,7 +111,8 @@ def check(sentence: str, index: b.Index, about: str = "") -> Finding | None:
             continue  # records.conflict judges a record; a condition asserts nothing
         shares = bool(subject & sub.terms(unit))
         around = c.subject(clause, parts[0])
-        if (shares or held >= SAME) and c.negates(clause, opposite, around, unit.text):
+        both = _polarity(clause)[1] & _polarity(opposite)[1]  # "stopped" and "no longer"
+        if (shares or held >= SAME) and not both and c.negates(clause, opposite, around, unit.text):
             return Finding("contradicted", "polarity", unit, clause.strip(" ,"))
         if (shares or set(around) <= unit.words) and _flipped(
             clause, unit.text, subject | frozenset(around)
@@ -161,8 +162,8 @@ def _added(claim: str, index: b.Index) -> str | None:
     """A part of the claim that the context has no word of anywhere: a clause, or a
     list item or phrase of means ("with gzip", "by express courier") of at least two
     content words: an attribute or predicate added to what the chunks say."""
-    clauses = b.clauses(claim)
     joined = _RANGE.sub(r"\1-\2", claim)  # "between 2 and 11" is one phrase
+    clauses = b.clauses(joined)
     phrases = [p.strip(" ,;") for p in _PHRASE.split(joined) if p and not _CONDITIONAL.match(p)]
     for part, least in (*((k, 1) for k in clauses), *((p, 2) for p in phrases)):
         if len(clauses) < 2 and least == 1:
@@ -203,6 +204,8 @@ def _polarity(text: str) -> tuple[frozenset[str], frozenset[str]]:
             else:
                 break
     asserted = {_predicate(w) for w in words if w not in t.STOPWORDS and w not in _NEGATORS}
+    denied = {_DENYING[w] for w in asserted if w in _DENYING}  # "excluded": not covered
+    asserted, negated = asserted - set(_DENYING), negated | denied
     if _SUBJECT_NEGATORS & set(words):
         return frozenset(), frozenset()  # "Neither A nor B has ...": c.negates reads it
     return frozenset(asserted - negated), frozenset(negated)
@@ -224,11 +227,24 @@ _NEGATION_LINKS = frozenset(
     "be is are was were been being do does did have has had will would can could should "
     "may might must shall a an the to yet any longer need needs necessarily able".split()
 )
+# Words that deny another: "excluded" says not covered, "prohibited" not allowed.
+_DENYING = {
+    s.stem(w): s.stem(head)
+    for head, words in (
+        ("covered", "excluded uncovered"),
+        ("allowed", "prohibited forbidden banned disallowed refused"),
+        ("refundable", "non-refundable nonrefundable"),
+        ("enabled", "disabled"),
+        ("available", "unavailable"),
+        ("active", "inactive"),
+        ("required", "optional"),
+    )
+    for w in words.split()
+}
 _SAME_MEANING = {
     s.stem(w): s.stem(head)
     for head, words in (
         ("allowed", "allowed permitted authorised authorized accepted welcome"),
-        ("prohibited", "prohibited forbidden banned"),
         ("covered", "covered included"),
         ("required", "required mandatory compulsory"),
     )

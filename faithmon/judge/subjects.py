@@ -57,6 +57,8 @@ STATES = tuple(
 )
 _STATE_WORDS = frozenset().union(*STATES, c.ANTONYMS)
 _DIGIT = re.compile(r"\d+")
+# The phrase of a clause a value stands in: its names are the value's subject.
+_PHRASE = re.compile(r"[,;]\s")
 # A sentence of all of a kind ("all Solvair flights") binds its values to each one.
 _UNIVERSAL = re.compile(r"\b(?:all|every|each|any|both)\b", re.I)
 
@@ -94,7 +96,11 @@ def subject_of(claim: str, index: b.Index) -> frozenset[str]:
     if codes:
         return codes
     known = index.evidence.words | index.evidence.numbers
-    return frozenset(n for n in names(claim) if n in known)
+    found = set(names(claim))
+    first = s.tokens(claim).words[:1]
+    if first and claim.lstrip()[:1].isupper() and first[0] in index.names:
+        found.add(first[0])  # "Riverside will be ...": a name the context writes as one
+    return frozenset(n for n in found if n in known)
 
 
 def own(subject: frozenset[str], index: b.Index) -> list[b.Unit]:
@@ -121,8 +127,10 @@ def unbound(value: Value, subject: frozenset[str], claim: str, index: b.Index) -
         rival = _rebound(value, subject, claim, index)
         if rival is not None:
             return Finding("contradicted", "entity", rival, part.strip(" ,"))
-    if any(subject & terms(u) for u in holders):
-        return None
+    near = next((p for p in _PHRASE.split(part) if any(value.within(v) for v in values(p))), part)
+    local = subject & (names(near) | identifiers(near)) or subject
+    if any(local <= terms(u) for u in holders):
+        return None  # "Corvid Notes Team" does not bind to "the Starter plan of Corvid Notes"
     said = frozenset(s.tokens(claim).words) | identifiers(claim) | names(claim)
     if any(not entities(u) - said or _UNIVERSAL.search(u.text) for u in holders):
         return None  # said of no other subject or of all: a general statement
@@ -145,7 +153,7 @@ def _rebound(value: Value, subject: frozenset[str], claim: str, index: b.Index) 
     words = frozenset(s.tokens(claim).words) - subject
     rival = None
     for unit in own(subject, index):
-        naming = bool(subject & terms(unit))
+        naming = subject <= terms(unit)
         if not naming and len(words & unit.words) * 2 < len(words):
             continue
         found = unit.values

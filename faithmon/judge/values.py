@@ -24,13 +24,18 @@ _CURRENCY_WORDS = {
     "usd eur gbp jpy inr chf cad aud nzd nok sek dkk pln czk huf zar brl mxn cny hkd sgd "
     "krw try aed sar ils thb idr myr php isk ron bgn"
 ).split()}  # fmt: skip
+# Digit groups joined by hyphens, one of three digits or more: "4410-22", "448-201"
+# (not the range "10-15").
+_GROUPS = r"\b\d{3,}(?:-\d+)+\b|\b\d+(?:-\d+)*-\d{3,}\b"
 # A code naming one thing: letters then digits, digit groups joined by hyphens, or a
 # long number ("card ending 7731"), a name with its number ("Kite 13"); ``identifiers``
 # leaves out years and dates.
 IDENTIFIER = re.compile(
-    r"\b[A-Za-z]{1,6}-?\d[\dA-Za-z]*(?:-[\dA-Za-z]+)*\b|\b\d+(?:-\d+)+\b|\b\d{4,}\b"
-    r"|\b[A-Z][a-z]+ \d{1,4}\b(?![.,:]?\d)"
+    r"\b[A-Za-z]{1,6}-?\d[\dA-Za-z]*(?:-[\dA-Za-z]+)*\b|" + _GROUPS + r"|\b\d{4,}\b"
+    r"|\b[A-Z][a-z]+ \d{1,4}\b(?![.,:-]?\d)"
 )
+# Digits that are part of a code ("JX-5510", "4410-22"), not a value.
+_IN_CODE = re.compile(r"\b[A-Za-z]{1,6}-\d[\dA-Za-z]*(?:-[\dA-Za-z]+)*\b|" + _GROUPS)
 # An ISO currency code written before its amount: "CHF 180", "EUR 1,200".
 _CODE_FIRST = re.compile(r"\b([A-Z]{3})\s?(?=\d)")
 # Temperature and micro signs, written as words so the units read them.
@@ -186,6 +191,7 @@ def values(text: str) -> tuple[Value, ...]:
     """The numbers of ``text`` with their normalised units and currencies."""
     for sign, spelled in _SIGNS:
         text = text.replace(sign, spelled)
+    text = _IN_CODE.sub(lambda m: " " * len(m.group()), text)
     text = _CODE_FIRST.sub(
         lambda m: (
             m.group() if m.group(1).lower() not in _CURRENCY_WORDS else f"{m.group(1).lower()}§"
@@ -266,8 +272,10 @@ def identifiers(text: str) -> frozenset[str]:
     for match in IDENTIFIER.findall(text):
         code = match.lower()
         first = code.split(" ")[0]
-        if code.isdigit() and 1900 <= int(code) < 2100:
-            continue  # a year
+        if all(part.isdigit() and 1900 <= int(part) < 2100 for part in code.split("-")[:1]) and (
+            code.replace("-", "").isdigit() and len(code.split("-")[-1]) in (2, 4)
+        ):
+            continue  # a year, or years: "2014-15", "1998-2004"
         if " " in code and (first in t.STOPWORDS or first[:3] in _CALENDAR_PREFIXES):
             continue  # "In 2015", "March 3"
         found.add(code)
