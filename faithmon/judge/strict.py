@@ -185,42 +185,66 @@ def _flipped(clause: str, sentence: str, subject: frozenset[str]) -> bool:
 
 def _polarity(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(asserted, negated) predicate stems of ``text``: what each negation bears on is
-    the first content word after it, and the words joined to that one by "or", "nor"
-    or "and" ("cannot be returned or exchanged"); "and" starts another predicate more often."""
-    words = _WORD.findall(c.IDIOMS.sub(" ", t.normalise(text).replace("n't", " not")))
+    the first content word after it within its stretch of punctuation, and the words
+    joined to that one by "or" or "nor" ("cannot be returned or exchanged"); "and"
+    starts another predicate more often. A word said both ways is in both."""
+    normal = _NOT_PREDICATE.sub(" ", c.IDIOMS.sub(" ", t.normalise(text).replace("n't", " not")))
+    asserted: set[str] = set()
     negated: set[str] = set()
-    for at, word in enumerate(words):
-        if word not in _NEGATORS:
-            continue
-        after = at + 1
-        while after < len(words) and (
-            words[after] in _NEGATION_LINKS or words[after] in t.STOPWORDS
-        ):
-            after += 1
-        while after < len(words) and words[after] not in t.STOPWORDS:
-            negated.add(_predicate(words[after]))
-            if after + 2 < len(words) and words[after + 1] in ("or", "nor"):
-                after += 2
+    for stretch in _STRETCH.split(normal):
+        words = _WORD.findall(stretch)
+        if _SUBJECT_NEGATORS & set(words):
+            continue  # "Neither A nor B has ...": c.negates reads it
+        bears: set[int] = set()
+        for at, word in enumerate(words):
+            if word not in _NEGATORS:
+                continue
+            after = at + 1
+            while after < len(words) and (
+                words[after] in _NEGATION_LINKS or words[after] in t.STOPWORDS
+            ):
+                after += 1
+            while after < len(words) and words[after] not in t.STOPWORDS:
+                bears.add(after)
+                if after + 2 < len(words) and words[after + 1] in ("or", "nor"):
+                    after += 2
+                else:
+                    break
+        for at, word in enumerate(words):
+            if word in t.STOPWORDS or word in _NEGATORS:
+                continue
+            stem = _predicate(word)
+            if stem in _DENYING:  # "excluded": not covered
+                negated.add(_DENYING[stem])
             else:
-                break
-    asserted = {_predicate(w) for w in words if w not in t.STOPWORDS and w not in _NEGATORS}
-    denied = {_DENYING[w] for w in asserted if w in _DENYING}  # "excluded": not covered
-    asserted, negated = asserted - set(_DENYING), negated | denied
-    if _SUBJECT_NEGATORS & set(words):
-        return frozenset(), frozenset()  # "Neither A nor B has ...": c.negates reads it
-    return frozenset(asserted - negated), frozenset(negated)
+                (negated if at in bears else asserted).add(stem)
+    return frozenset(asserted), frozenset(negated)
 
 
 def _predicate(word: str) -> str:
-    """A word's stem, one per meaning for the words of permission and of cover."""
-    stem = s.stem(word)
+    """A word's stem, not cut short ("products" and "produced" differ), one per meaning
+    for the words of permission and of cover."""
+    stem = _whole_stem(word)
     return _SAME_MEANING.get(stem, stem)
+
+
+def _whole_stem(word: str) -> str:
+    """A suffix-stripping stem cut to seven letters ("reimbursable" ~ "reimbursed")."""
+    if len(word) > 4:
+        word = _SUFFIX.sub("", word, count=1)
+    return word[:7]
+
+
+_SUFFIX = re.compile(r"(?:ies|ied|ing|ed|es|ly|s|e)$")
 
 
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _GENERIC = frozenset(s.stem(w) for w in s.GENERIC_WORDS)
 # "stopped sending" and "no longer sends" both deny sending.
 _NEGATORS = frozenset({"not", "no", "never", "cannot", "nor", "stopped", "ceased"})
+# Negations that bear on no predicate: "if not, ...", "not all ovens", "whether or not".
+_NOT_PREDICATE = re.compile(r"\b(?:if|or|whether) not\b|\bnot (?:all|every|only|just)\b")
+_STRETCH = re.compile(r"[,;:()!?]+\s|\.\s")
 _SUBJECT_NEGATORS = frozenset({"neither", "nobody", "none", "nothing", "noone"})
 # Words between a negation and the predicate it bears on: "is not yet", "do not need to".
 _NEGATION_LINKS = frozenset(
@@ -229,7 +253,7 @@ _NEGATION_LINKS = frozenset(
 )
 # Words that deny another: "excluded" says not covered, "prohibited" not allowed.
 _DENYING = {
-    s.stem(w): s.stem(head)
+    _whole_stem(w): _whole_stem(head)
     for head, words in (
         ("covered", "excluded uncovered"),
         ("allowed", "prohibited forbidden banned disallowed refused"),
@@ -242,7 +266,7 @@ _DENYING = {
     for w in words.split()
 }
 _SAME_MEANING = {
-    s.stem(w): s.stem(head)
+    _whole_stem(w): _whole_stem(head)
     for head, words in (
         ("allowed", "allowed permitted authorised authorized accepted welcome"),
         ("covered", "covered included"),
