@@ -263,6 +263,8 @@ class OfflineJudge:
         for number, chunk in enumerate(normalised):
             if t.holds_phrase(chunk, needle) and not (about and finding):
                 held = claim("supported", "verbatim", number, _quote(sentence, evidence, number))
+                if about and strict.unverified(f"{about}: {sentence}", index):
+                    held = replace(held, flags=(UNVERIFIED,))  # the question's words apart
                 return conditioned(held, evidence, number) or held
         conflict = records.conflict(sentence, found)
         if conflict is not None:

@@ -15,6 +15,7 @@ import re
 from dataclasses import replace
 
 from ..model import Claim
+from ..model.judgement import UNVERIFIED
 from . import support as s
 from . import text as t
 
@@ -89,10 +90,14 @@ def answered(claim: Claim, question: str) -> Claim:
     hold does not prove the denial false (a comparison, a "both"), so the answer is
     unsupported, for the LLM stage or a reviewer to settle."""
     bare = _BARE.fullmatch(claim.text)
-    if not (bare and question.strip() and bare.group(1).lower() == "no"):
+    if not (bare and question.strip()):
         return claim
+    # Words do not verify a statement made of the question's words: the cascade asks.
+    if bare.group(1).lower() == "yes":
+        verified = claim.verdict != "supported"
+        return claim if verified else replace(claim, flags=(*claim.flags, UNVERIFIED))
     if claim.verdict == "contradicted":
-        return replace(claim, verdict="supported")
+        return replace(claim, verdict="supported", flags=(*claim.flags, UNVERIFIED))
     return replace(claim, verdict="unsupported", chunk=None, quote=None, confidence=DENIAL)
 
 

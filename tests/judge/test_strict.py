@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from faithmon.judge import OfflineJudge
+from faithmon.judge.cascade import CascadeJudge
+from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
 from faithmon.judge.values import values
 
 ADVERSARIAL = Path(__file__).parent / "data" / "adversarial.jsonl"
@@ -171,3 +173,17 @@ def test_a_bare_no_the_context_does_not_deny_is_unsupported(judge: OfflineJudge)
 
     assert [c.verdict for c in judgement.claims] == ["unsupported"]
     assert (judgement.claims[0].confidence or 0) < 0.8
+
+
+def test_the_cascade_swallows_no_unfaithful_adversarial_answer(judge: OfflineJudge) -> None:
+    """At the default bar, at least 95% of the unfaithful answers reach the LLM (a claim
+    uncertain or unverified) or are settled unfaithful offline: the cheap stage settles
+    only what it verified."""
+    cascade = CascadeJudge(judge, OpenAIJudge(OpenAIJudgeConfig(model="m", api_key="k")), 0.8)
+    rows = [json.loads(line) for line in ADVERSARIAL.read_text(encoding="utf-8").splitlines()]
+    swallowed = []
+    for row in rows:
+        claims = judge.judge(row["question"], row["chunks"], row["unfaithful"]).claims
+        if all(cascade.settled(c) and c.verdict == "supported" for c in claims):
+            swallowed.append(row["id"])
+    assert len(swallowed) <= 0.05 * len(rows), swallowed
