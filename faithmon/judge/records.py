@@ -17,8 +17,8 @@ from typing import Literal
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _KEY_WORDS = re.compile(r"[a-z]+")
-# Prefixes of attribute names that say what the record is, not what it offers.
-_PREFIXES = frozenset({"restaurants", "business", "has"})
+# A first word of an attribute name that says the record has it, not what it is.
+_PREFIXES = frozenset({"has", "is", "offers", "allows"})
 _FALSE = frozenset({"false", "no", "none"})
 _TRUE = frozenset({"true", "yes", "free", "paid"})
 _NEGATION = re.compile(
@@ -125,6 +125,8 @@ def _key_pattern(key: str) -> re.Pattern[str] | None:
     words = _KEY_WORDS.findall(_CAMEL.sub(" ", key).lower())
     while len(words) > 1 and words[0] in _PREFIXES:
         words = words[1:]
+    if len(words) >= 3:
+        words = words[1:]  # "RestaurantsTakeOut": the first of three names the record's kind
     if not words or len("".join(words)) < 4:
         return None
     last = words[-1][:-1] if words[-1].endswith("s") and len(words[-1]) > 4 else words[-1]
