@@ -346,6 +346,10 @@ class Settings:
     metrics_public: bool = _setting(
         "FAITHMON_METRICS_PUBLIC", "false", _flag,
         "Serve /metrics without an API key (for a Prometheus that cannot send one)")
+    allowed_hosts: tuple[str, ...] = _setting(
+        "FAITHMON_ALLOWED_HOSTS", "", _names,
+        "Host names serve answers to, comma-separated; * any (unset: on a loopback bind "
+        "that address, localhost and 127.0.0.1; beyond loopback any, keys being required)")
     log_level: str = _setting(
         "FAITHMON_LOG_LEVEL", "INFO", _level,
         "Log level of faithmon's processes")

@@ -35,6 +35,8 @@ class AuthConfig:
     """The server binds a loopback address only."""
     metrics_public: bool = False
     refresh_seconds: float = 5.0
+    allowed_hosts: frozenset[str] | None = None
+    """Host names (no port) requests may name; None: any."""
 
 
 class KeyRing:

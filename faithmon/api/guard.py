@@ -1,11 +1,13 @@
-"""The ASGI middleware in front of every route: finds the caller's key (a bearer header or
-the dashboard's session cookie), answers 401 or 403, and hands the grant to the route
-in ``request.state.grant`` (and its tenant in ``request.state.tenant``)."""
+"""The ASGI middleware in front of every route: refuses a Host this server does not answer
+to (DNS rebinding) and a change sent from another origin's page (request forgery), finds
+the caller's key (a bearer header or the dashboard's session cookie), answers 401 or 403,
+and hands the grant to the route in ``request.state.grant`` (and its tenant in
+``request.state.tenant``)."""
 
 from __future__ import annotations
 
 import logging
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -40,6 +42,12 @@ class Guard:
 
     async def _decide(self, scope: Scope) -> tuple[Response | None, Grant | None]:
         method, path = scope["method"], scope["path"]
+        headers = Headers(scope=scope)
+        if not _host_allowed(headers.get("host", ""), self._config.allowed_hosts):
+            return _refuse(400, "this Host is not served: see FAITHMON_ALLOWED_HOSTS"), None
+        if method not in _SAFE and not _same_origin(headers):
+            logger.info("faithmon: refused a cross-origin %s to %s", method, path)
+            return _refuse(403, "a request from another origin may not change anything"), None
         needed = needed_scope(method, path, self._config)
         if not self._ring.fresh():
             try:
@@ -50,7 +58,6 @@ class Guard:
             return None, None
         if is_open(self._config, self._ring):
             return None, OPEN
-        headers = Headers(scope=scope)
         presented = bearer(headers.get("authorization", ""))
         grant: Grant | None = None
         if presented is not None:
@@ -72,6 +79,33 @@ class Guard:
             logger.info("faithmon: key %s lacks scope %s for %s", grant.prefix, needed, path)
             return _refuse(403, f"this key lacks the {needed} scope"), None
         return None, grant
+
+
+# Methods that change nothing: a page of another origin may send them.
+_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _host_allowed(host: str, allowed: frozenset[str] | None) -> bool:
+    """``host`` (a Host header, with or without a port) names this server."""
+    if allowed is None:
+        return True
+    name = urlsplit(f"//{host}").hostname
+    return name is not None and name.lower() in allowed
+
+
+def _same_origin(headers: Headers) -> bool:
+    """A browser's request from this server's own pages, or a client that is no browser.
+
+    Browsers name the page a request comes from in Origin (Referer when they do not
+    send one); a page on another port or site, or an opaque origin ("null"), may not
+    post here even with the user's session cookie. A request naming no page at all
+    comes from a program (an OTLP exporter, curl) and needs its key as any other."""
+    source = headers.get("origin") or headers.get("referer")
+    if source is None:
+        return True
+    if source == "null":
+        return False
+    return urlsplit(source).netloc.lower() == headers.get("host", "").lower()
 
 
 def _refuse(status: int, reason: str) -> Response:

@@ -321,8 +321,22 @@ def make_auth(settings: Settings, sessions: Sessions, host: str) -> Auth:
         mode=settings.auth,  # type: ignore[arg-type]
         loopback=is_loopback(host),
         metrics_public=settings.metrics_public,
+        allowed_hosts=allowed_hosts(settings.allowed_hosts, host),
     )
     return Auth(KeyRing(load, config.refresh_seconds), config, SessionSigner(scrub_key(settings)))
+
+
+def allowed_hosts(named: tuple[str, ...], host: str) -> frozenset[str] | None:
+    """The Host names serve answers to: those named (``*``: any); unset, on a loopback
+    bind its address, localhost and the loopback addresses (a DNS-rebound name reads
+    nothing of a server open there), and beyond loopback any (keys are required)."""
+    if "*" in named:
+        return None
+    if named:
+        return frozenset(n.lower().strip("[]") for n in named)
+    if is_loopback(host):
+        return frozenset({host.lower().strip("[]"), "localhost", "127.0.0.1", "::1"})
+    return None
 
 
 def is_loopback(host: str) -> bool:

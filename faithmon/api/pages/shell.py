@@ -27,7 +27,9 @@ CSP = (
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # No page address leaves for another site; the dashboard's own forms still carry
+    # their origin, which the guard checks (no-referrer would make it "null").
+    "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
