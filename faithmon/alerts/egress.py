@@ -92,7 +92,9 @@ def _literal(host: str) -> IPAddress | None:
         return None
 
 
-def _check_host(host: str, allow_link_local: bool) -> None:
+def check_host(host: str, allow_link_local: bool = False) -> None:
+    """Raise :class:`RefusedAddress` if a sink may not send to ``host`` (an SMTP relay,
+    or a URL's host): a cloud metadata name or a link-local address, however spelled."""
     if allow_link_local:
         return
     if host.rstrip(".").lower() in METADATA_HOSTS:
@@ -124,12 +126,12 @@ def check_url(url: str, allow_link_local: bool = False) -> None:
     if parts.username is not None or parts.password is not None:
         # urllib cannot use them, and "user@host" is a classic way to disguise a host.
         raise RefusedDestination("user names and passwords in the URL are not supported")
-    _check_host(parts.hostname, allow_link_local)
+    check_host(parts.hostname, allow_link_local)
 
 
 def resolve(host: str, port: int, allow_link_local: bool = False) -> list[Any]:
     """``getaddrinfo`` for a TCP connection, refused if any address is refused."""
-    _check_host(host, allow_link_local)
+    check_host(host, allow_link_local)
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     if not allow_link_local:
         for info in infos:

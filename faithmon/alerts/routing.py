@@ -197,6 +197,7 @@ def build_sink(
                 spec.user,
                 password,
                 starttls=bool(spec.user),
+                allow_link_local=link_local,
             )
     except RefusedAddress as exc:
         hint = "FAITHMON_ALERT_ALLOW_LINK_LOCAL=true allows it"

@@ -239,6 +239,12 @@ class _Reader:
                 self.bad(f"{where}.url", f"{exc} (FAITHMON_ALERT_ALLOW_LINK_LOCAL=true allows it)")
             except egress.RefusedDestination as exc:
                 self.bad(f"{where}.url", str(exc))
+        host = self.string(value, "host", where)
+        if host:
+            try:
+                egress.check_host(host, self.allow_link_local)
+            except egress.RefusedAddress as exc:
+                self.bad(f"{where}.host", f"{exc} (FAITHMON_ALERT_ALLOW_LINK_LOCAL=true allows it)")
         port = value.get("port", 25)
         if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
             self.bad(f"{where}.port", f"{port!r}: expected a port number")
@@ -251,7 +257,7 @@ class _Reader:
             type=kind,
             url=url,
             secret_env=self.env_name(value, "secret_env", where),
-            host=self.string(value, "host", where),
+            host=host,
             port=port,
             sender=self.string(value, "from", where) or "faithmon@localhost",
             to=to,

@@ -2,7 +2,8 @@
 
 Counters are cumulative since the database was created (the worker adds to them
 as it writes evaluations), so Prometheus ``rate()`` and ``histogram_quantile()``
-work on them as on any exporter's.
+work on them as on any exporter's. They hold every tenant's segments, so a key bound
+to a tenant is refused (403).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..store import Sessions, metrics
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+TENANT_REFUSED = "/metrics holds every tenant's segments: scrape it with a key bound to none"
 
 
 def _labels(values: Mapping[str, str]) -> str:
@@ -95,6 +97,9 @@ def route(sessions: Sessions) -> Route:
             return render(metrics.snapshot(session))
 
     async def endpoint(request: Request) -> Response:
+        if getattr(request.state, "tenant", None) is not None:
+            # The counters are every tenant's segments and label values together.
+            return PlainTextResponse(TENANT_REFUSED + "\n", status_code=403)
         return Response(await run_in_threadpool(read), media_type=CONTENT_TYPE)
 
     return Route("/metrics", endpoint, methods=["GET"])

@@ -10,6 +10,7 @@ from .alerts import (
     AlertSink,
     AlertState,
     GroupSink,
+    acts_on,
     visible_to,
 )
 from .drift import (
@@ -95,6 +96,7 @@ __all__ = [
     "Stream",
     "Usage",
     "Verdict",
+    "acts_on",
     "baseline_for",
     "segment_key",
     "segments_of",

@@ -39,6 +39,13 @@ def visible_to(alert: Alert, tenant: str | None) -> bool:
     return alert.segment.get("tenant") == tenant or alert.rule in JUDGE_RULES
 
 
+def acts_on(alert: Alert, tenant: str | None) -> bool:
+    """Whether a key bound to ``tenant`` may act on ``alert`` (acknowledge it): its
+    segment names that tenant. An alert every tenant sees (about the judge) is acted on
+    by keys bound to no tenant only: one tenant's acknowledgement would be everyone's."""
+    return tenant is None or alert.segment.get("tenant") == tenant
+
+
 class AlertSink(Protocol):
     def send(self, alert: Alert) -> None: ...
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from ..model import JUDGE_RULES, Alert, visible_to
+from ..model import JUDGE_RULES, Alert, acts_on, visible_to
 from .alerts import ack_alert, to_alert
 from .tables import AlertRow
 
@@ -55,7 +55,9 @@ def alert_for(session: Session, alert_id: int, tenant: str | None = None) -> Ale
 def ack_for(
     session: Session, alert_id: int, by: str, at: datetime, tenant: str | None = None
 ) -> Alert | None:
-    """Acknowledge an alert the caller may see (see :func:`alerts.ack_alert`)."""
-    if alert_for(session, alert_id, tenant) is None:
-        return None
+    """Acknowledge an alert the caller may see and act on (see :func:`alerts.ack_alert`,
+    :func:`faithmon.model.alerts.acts_on`); the alert as it was when it may not."""
+    alert = alert_for(session, alert_id, tenant)
+    if alert is None or not acts_on(alert, tenant):
+        return alert
     return ack_alert(session, alert_id, by, at)

@@ -122,6 +122,16 @@ CASES = [
         "sinks.s.secret_env: environment variable NOPE is not set",
     ),
     (
+        "metadata mail host",
+        '[sinks.s]\ntype = "email"\nhost = "169.254.169.254"\nto = ["a@b.c"]\n',
+        "sinks.s.host: 169.254.169.254 is",
+    ),
+    (
+        "metadata mail host by name",
+        '[sinks.s]\ntype = "email"\nhost = "metadata.google.internal"\nto = ["a@b.c"]\n',
+        "sinks.s.host: metadata.google.internal is a cloud metadata host",
+    ),
+    (
         "email without recipients",
         '[sinks.s]\ntype = "email"\nhost = "h"\nto = []\n',
         "sinks.s.to: needs at least one recipient",

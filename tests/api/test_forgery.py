@@ -1,7 +1,8 @@
-"""Request forgery and DNS rebinding, against a real server and Chromium: a page of
-another origin (another port of the same host, where a logged-in user's cookie still
-goes) cannot acknowledge an alert or log anyone in; a request naming a Host the server
-does not answer to is refused; programs that send no Origin keep working with their key."""
+"""Request forgery, DNS rebinding and shared alerts, against a real server and Chromium:
+a page of another origin (another port of the same host, where a logged-in user's
+cookie still goes) cannot acknowledge an alert or log anyone in; a request naming a Host
+the server does not answer to is refused; programs that send no Origin keep working
+with their key; a tenant's key cannot acknowledge an alert every tenant shares."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ class Served:
     sessions: Sessions
     key: str
     alert_id: int
+    tenant_key: str
+    judge_alert_id: int
 
 
 @pytest.fixture
@@ -58,10 +61,23 @@ def served(database_url: str) -> Iterator[Served]:
             updated_at=now,
             details={"current_rate": 0.4, "baseline_rate": 0.1, "records": 30},
         )
+        judge = Alert(
+            rule="judge_error",
+            segment={"judge": "offline/forgery"},
+            state="firing",
+            severity="critical",
+            opened_at=now,
+            updated_at=now,
+            details={"reason": "401 from the endpoint"},
+        )
         key, prefix = new_key()
+        tenant_key, tenant_prefix = new_key()
         with sessions.begin() as session:
-            (saved,) = store_alerts.save_alerts(session, [alert])
+            saved, shared = store_alerts.save_alerts(session, [alert, judge])
             store_keys.create_key(session, prefix, key_hash(key), ["admin"], None)
+            store_keys.create_key(
+                session, tenant_prefix, key_hash(tenant_key), ["read", "review"], "acme"
+            )
         settings = Settings.from_env(
             {"FAITHMON_DATABASE_URL": database_url, "FAITHMON_SCRUB_KEY": "forgery-test-0123"}
         )
@@ -69,15 +85,16 @@ def served(database_url: str) -> Iterator[Served]:
         pipeline = Pipeline(lambda batch: None, sampler=KeepAll(), scrubber=identity)
         app = create_app(pipeline, sessions=sessions, auth=auth)
         with serve_in_thread(app) as url:
-            assert saved.id is not None
-            yield Served(url, sessions, key, saved.id)
+            assert saved.id is not None and shared.id is not None
+            yield Served(url, sessions, key, saved.id, tenant_key, shared.id)
     finally:
         engine.dispose()
 
 
-def _acked(served: Served) -> bool:
+def _acked(served: Served, alert_id: int | None = None) -> bool:
+    wanted = served.alert_id if alert_id is None else alert_id
     with served.sessions() as session:
-        (alert,) = [a for a in store_alerts.list_alerts(session) if a.id == served.alert_id]
+        (alert,) = [a for a in store_alerts.list_alerts(session) if a.id == wanted]
     return "acked_by" in alert.details
 
 
@@ -165,3 +182,45 @@ def test_programs_with_a_key_post_and_foreign_origins_do_not(served: Served) -> 
     assert not _acked(served)
     assert _request(served.url, "POST", path, bearer)[0] == 200
     assert _acked(served)
+
+
+def test_a_tenants_key_cannot_acknowledge_an_alert_every_tenant_shares(served: Served) -> None:
+    """A judge alert is every tenant's: the tenant's review key sees it but may not
+    acknowledge it for all (403, on the API and the dashboard's form); a key bound to
+    no tenant may."""
+    path = f"/api/v1/alerts/{served.judge_alert_id}/ack"
+    status, body = _request(
+        served.url, "POST", path, {"Authorization": f"Bearer {served.tenant_key}"}
+    )
+    assert status == 403 and "every tenant shares" in body
+    status, _ = _request(
+        served.url,
+        "POST",
+        f"/alerts/{served.judge_alert_id}/ack",
+        {"Authorization": f"Bearer {served.tenant_key}"},
+    )
+    assert status == 403 and not _acked(served, served.judge_alert_id)
+    assert (
+        _request(
+            served.url,
+            "GET",
+            f"/api/v1/alerts/{served.judge_alert_id}",
+            {"Authorization": f"Bearer {served.tenant_key}"},
+        )[0]
+        == 200
+    )
+    status, _ = _request(served.url, "POST", path, {"Authorization": f"Bearer {served.key}"})
+    assert status == 200 and _acked(served, served.judge_alert_id)
+
+
+def test_metrics_refuse_a_key_bound_to_a_tenant(served: Served) -> None:
+    """/metrics holds every tenant's segments and label values: a tenant's read key gets
+    403, a key bound to none the exposition."""
+    status, body = _request(
+        served.url, "GET", "/metrics", {"Authorization": f"Bearer {served.tenant_key}"}
+    )
+    assert status == 403 and "bound to none" in body
+    status, body = _request(
+        served.url, "GET", "/metrics", {"Authorization": f"Bearer {served.key}"}
+    )
+    assert status == 200 and "faithmon" in body

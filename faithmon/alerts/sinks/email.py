@@ -9,6 +9,7 @@ from email.message import EmailMessage
 
 from ...errors import ConfigError
 from ...model import Alert, AlertGroup, AlertSink
+from .. import egress
 from ..lifecycle import describe, example_words
 from ._http import delivery_id, group_delivery_id, group_headline
 from .options import SinkOptions
@@ -26,9 +27,11 @@ class EmailSink:
         username: str = "",
         password: str = "",
         starttls: bool = False,
+        allow_link_local: bool = False,
     ) -> None:
         if not recipients:
             raise ValueError("an e-mail sink needs at least one recipient")
+        egress.check_host(host, allow_link_local)
         self.host, self.port, self.sender = host, port, sender
         self.recipients = list(recipients)
         self._username, self._password, self._starttls = username, password, starttls
@@ -86,4 +89,5 @@ def from_options(options: SinkOptions) -> AlertSink | None:
         options.smtp_user,
         options.smtp_password,
         starttls=bool(options.smtp_user),
+        allow_link_local=options.allow_link_local,
     )

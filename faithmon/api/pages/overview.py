@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ...model import segment_key, visible_to
+from ...model import acts_on, segment_key, visible_to
 from ...model.standing import ProofFloor
 from ...report.html import render_alerts, render_charts, render_header
 from ...report.sparkline import render_sparkline
@@ -20,6 +20,7 @@ from ...store import alerts as store_alerts
 from ...store import sentinels as store_sentinels
 from ...store.report import ReportData, load_report
 from ..v1 import ReadOptions
+from ..v1.alerts import SHARED
 from ..v1.segments import Segments, segments_view
 from . import silences
 from .segments import rate_cell, segment_link
@@ -138,11 +139,15 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
         body = "<h1>Alerts</h1>" + muting + render_alerts(data, link_traces=True)
         return page(request, "Alerts", body, here="/alerts")
 
-    def _ack(alert_id: int, tenant: str | None, by: str) -> bool:
+    def _ack(alert_id: int, tenant: str | None, by: str) -> bool | None:
+        """True when acknowledged, False when there is no such alert for the caller,
+        None when the caller sees it but may not act on it (``model.acts_on``)."""
         with sessions.begin() as session:
             alert = store_alerts.get_alert(session, alert_id)
             if alert is None or not visible_to(alert, tenant):
                 return False
+            if not acts_on(alert, tenant):
+                return None
             store_alerts.ack_alert(session, alert_id, by, datetime.now(UTC))
             return True
 
@@ -154,6 +159,9 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
         except ValueError:
             return not_found(request, "No such alert.")
         done = await run_in_threadpool(_ack, alert_id, tenant_of(request), by)
+        if done is None:
+            body = f'<h1>Not yours to acknowledge</h1><p class="muted">{escape(SHARED)}.</p>'
+            return page(request, "Forbidden", body, status=403, refresh=False)
         if not done:
             return not_found(request, "No such alert.")
         return RedirectResponse(f"/alerts#alert-{alert_id}", status_code=303, headers=HEADERS)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from pydantic import BaseModel, Field
 
 from ...alerts import describe, to_json
-from ...model import Alert
+from ...model import Alert, acts_on
 from ...store import Sessions, reads_alerts
 from ._common import (
     MAX_ID,
@@ -25,6 +25,8 @@ from ._common import (
     not_found,
 )
 from .segments import SEGMENT_HELP, name_of
+
+SHARED = "a key bound to a tenant cannot acknowledge an alert every tenant shares"
 
 AlertId = Annotated[int, Path(ge=1, lt=MAX_ID)]
 
@@ -110,6 +112,8 @@ def router(sessions: Sessions) -> APIRouter:
             alert = reads_alerts.ack_for(session, alert_id, who.who, datetime.now(UTC), who.tenant)
         if alert is None:
             raise not_found("such alert")
+        if not acts_on(alert, who.tenant):
+            raise HTTPException(status_code=403, detail=SHARED)
         return alert_out(alert)
 
     return api
