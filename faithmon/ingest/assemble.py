@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .spans import IngestSpan, TraceItem
+from .tenancy import STAMP
 
 EVICTED = "evicted before the trace completed: too many traces in flight"
 # What an item costs beyond its values: the dataclass, its ids, list slots.
@@ -143,9 +144,10 @@ class TraceAssembler:
     def add(self, items: Iterable[TraceItem]) -> None:
         now = self._clock()
         for item in items:
-            pending = self._pending.get(item.trace_id)
+            key = trace_key(item)
+            pending = self._pending.get(key)
             if pending is None:
-                pending = self._open(item.trace_id, now)
+                pending = self._open(key, now)
             pending.items.append(item)
             pending.last_seen_ns = now
             size = approximate_size(item)
@@ -163,8 +165,8 @@ class TraceAssembler:
             self.evicted_total += 1
         self._trim_released(now)
 
-    def _open(self, trace_id: str, now: int) -> _Pending:
-        earlier = self._released.pop(trace_id, None)
+    def _open(self, key: str, now: int) -> _Pending:
+        earlier = self._released.pop(key, None)
         pending = _Pending(now, now)
         if earlier is not None:
             # Its bytes stay counted: they move from released back to pending.
@@ -175,13 +177,12 @@ class TraceAssembler:
             pending.size = earlier.size
             pending.resources = earlier.resources
             self.items_in_flight += len(earlier.items)
-        self._pending[trace_id] = pending
+        self._pending[key] = pending
         return pending
 
     def _release(self, pending: _Pending, now: int, incomplete: str | None = None) -> Assembled:
         self.items_in_flight -= len(pending.items)
-        trace_id = pending.items[0].trace_id
-        self._released[trace_id] = _Released(
+        self._released[trace_key(pending.items[0])] = _Released(
             pending.items, pending.size, pending.has_root, pending.resources, now
         )
         self.bytes_released += pending.size
@@ -219,6 +220,14 @@ class TraceAssembler:
         self._pending.clear()
         self._trim_released(now)
         return ready
+
+
+def trace_key(item: TraceItem) -> str:
+    """What a trace is assembled under: its id, and the tenant the receiver stamped on
+    the span. Spans of one trace id sent by two tenants' keys are two traces, never one
+    record: another tenant's span cannot re-stamp, rewrite or backdate a trace."""
+    tenant = item.resource.get(STAMP) if isinstance(item, IngestSpan) else None
+    return f"{tenant}\x1f{item.trace_id}" if isinstance(tenant, str) and tenant else item.trace_id
 
 
 def _is_root(item: TraceItem) -> bool:
