@@ -51,6 +51,12 @@ class Settings:
     database_url: str = _setting(
         "FAITHMON_DATABASE_URL", "sqlite:///faithmon.db", str,
         "SQLAlchemy URL: sqlite:///path.db or postgresql+psycopg://user@host/db")
+    db_connect_timeout: float = _setting(
+        "FAITHMON_DB_CONNECT_TIMEOUT", "10", _positive_float,
+        "Seconds to open a database connection; a silent peer errors after about three times it")
+    db_statement_timeout: float = _setting(
+        "FAITHMON_DB_STATEMENT_TIMEOUT", "300", _non_negative_float,
+        "Seconds a statement may run on PostgreSQL (0: no limit; schema upgrades have none)")
     sample_rate: float = _setting(
         "FAITHMON_SAMPLE_RATE", "1.0", _rate,
         "Share of traces kept, decided by trace id (0.0 to 1.0)")

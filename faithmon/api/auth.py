@@ -59,10 +59,34 @@ class KeyRing:
         self._loaded_at: float | None = None
         self._failing = False
         self._any = False
+        self._lock_soon = threading.Lock()
+        self._refreshing = False
 
     def fresh(self) -> bool:
         loaded = self._loaded_at
         return loaded is not None and self._clock() - loaded < self._refresh
+
+    def loaded(self) -> bool:
+        """Keys were read at least once (or the first read failed and was retried)."""
+        return self._loaded_at is not None
+
+    def refresh_soon(self) -> None:
+        """Read the keys again in a background thread, unless one is already reading: a
+        store that hangs holds that thread, never a request."""
+        with self._lock_soon:
+            if self._refreshing:
+                return
+            self._refreshing = True
+        threading.Thread(target=self._refresh_quietly, name="faithmon-keys", daemon=True).start()
+
+    def _refresh_quietly(self) -> None:
+        try:
+            self.refresh()
+        except Exception:  # logged by refresh; the keys read stay in force
+            pass
+        finally:
+            with self._lock_soon:
+                self._refreshing = False
 
     def refresh(self) -> None:
         """Read the keys again if the copy is stale (blocking: call it off the event loop)."""
@@ -144,10 +168,13 @@ def ingest_authorizer(
     none while auth is open. Blocking: gRPC calls it on its worker threads."""
 
     def authorize(header: str | None) -> tuple[int, str | None, str]:
-        try:
-            ring.refresh()
-        except Exception:
-            return 503, None, "faithmon cannot read its API keys; retry later"
+        if not ring.loaded():
+            try:
+                ring.refresh()
+            except Exception:
+                return 503, None, "faithmon cannot read its API keys; retry later"
+        elif not ring.fresh():
+            ring.refresh_soon()  # a hung store holds that thread, not the export
         if is_open(config, ring):
             return 200, None, ""
         presented = bearer(header or "")

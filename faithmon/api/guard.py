@@ -49,13 +49,15 @@ class Guard:
             logger.info("faithmon: refused a cross-origin %s to %s", method, path)
             return _refuse(403, "a request from another origin may not change anything"), None
         needed = needed_scope(method, path, self._config)
-        if not self._ring.fresh():
-            try:
+        if needed is None:
+            return None, None  # /healthz and the login page never wait on the store
+        if not self._ring.loaded():
+            try:  # the first read: nothing to decide with until it answers (bounded)
                 await run_in_threadpool(self._ring.refresh)
             except Exception:
                 return _refuse(503, "faithmon cannot read its API keys; retry later"), None
-        if needed is None:
-            return None, None
+        elif not self._ring.fresh():
+            self._ring.refresh_soon()  # in the background: this request uses the keys read
         if is_open(self._config, self._ring):
             return None, OPEN
         presented = bearer(headers.get("authorization", ""))

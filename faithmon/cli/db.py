@@ -23,7 +23,9 @@ def db() -> None:
 def db_upgrade(revision: str, as_json: bool) -> None:
     """Create or upgrade the schema of FAITHMON_DATABASE_URL."""
     settings = load_settings()
-    engine = store_opening.open_engine(settings.database_url)
+    engine = store_opening.open_engine(
+        settings.database_url, connect_timeout=settings.db_connect_timeout
+    )
     try:
         before = store_engine.current_revision(engine)
         store_engine.upgrade(engine, revision)

@@ -65,7 +65,12 @@ def open_store(
     A command that reads or changes what is stored (``must_exist``) refuses a database
     that does not exist rather than creating an empty one and printing nothing.
     """
-    engine = store_opening.open_engine(settings.database_url, must_exist=must_exist)
+    engine = store_opening.open_engine(
+        settings.database_url,
+        must_exist=must_exist,
+        connect_timeout=settings.db_connect_timeout,
+        statement_timeout=settings.db_statement_timeout,
+    )
     try:
         if upgrade:
             store_engine.upgrade(engine)

@@ -19,7 +19,23 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 _UPGRADE_LOCK = 7_466_110_001
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
+# A database that accepts connections and never answers must not hold a caller forever.
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a connection (``FAITHMON_DB_CONNECT_TIMEOUT``)."""
+STATEMENT_TIMEOUT = 300.0
+"""Seconds a statement may run on PostgreSQL, 0 for none (``FAITHMON_DB_STATEMENT_TIMEOUT``);
+schema upgrades run without one."""
+
+
+def make_engine(
+    url: str,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    statement_timeout: float = STATEMENT_TIMEOUT,
+    **kwargs: Any,
+) -> Engine:
+    """An engine whose every call is bounded: on PostgreSQL a connect timeout, TCP
+    keepalives, a limit on unacknowledged sends (a peer that went silent mid-query
+    errors instead of hanging) and a statement timeout; on SQLite a busy timeout."""
     # Statement parameters hold record content: keep them out of error messages,
     # which end up in logs.
     kwargs.setdefault("hide_parameters", True)
@@ -35,7 +51,17 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             cursor.close()
 
         return engine
-    engine = create_engine(url, pool_pre_ping=True, **kwargs)
+    connect: dict[str, Any] = {
+        "connect_timeout": max(1, round(connect_timeout)),
+        "keepalives": 1,
+        "keepalives_idle": 30,
+        "keepalives_interval": 10,
+        "keepalives_count": 3,
+        "tcp_user_timeout": int(max(5.0, 3 * connect_timeout) * 1000),
+    }
+    if statement_timeout > 0:
+        connect["options"] = f"-c statement_timeout={int(statement_timeout * 1000)}"
+    engine = create_engine(url, pool_pre_ping=True, connect_args=connect, **kwargs)
 
     @event.listens_for(engine, "connect")
     def _settings(dbapi_connection: Any, _record: Any) -> None:
@@ -70,6 +96,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     config = _alembic_config()
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
+            # A migration over a large table may outlast the statement timeout.
+            connection.execute(text("SET LOCAL statement_timeout = 0"))
             connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _UPGRADE_LOCK})
         config.attributes["connection"] = connection
         command.upgrade(config, revision)

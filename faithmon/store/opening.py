@@ -10,7 +10,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from ..errors import DatabaseUrlError
-from .engine import make_engine
+from .engine import CONNECT_TIMEOUT, STATEMENT_TIMEOUT, make_engine
 
 _EXAMPLES = "write sqlite:///path/to/faithmon.db or postgresql+psycopg://user@host:5432/db"
 
@@ -36,11 +36,17 @@ def sqlite_file(url: str) -> Path | None:
     return Path(parsed.database).expanduser().resolve()
 
 
-def open_engine(url: str, must_exist: bool = False) -> Engine:
+def open_engine(
+    url: str,
+    must_exist: bool = False,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    statement_timeout: float = STATEMENT_TIMEOUT,
+) -> Engine:
     """An engine whose database answered a first connection.
 
     ``must_exist`` is for commands that only read: they refuse a database that holds
-    no faithmon schema instead of creating an empty one.
+    no faithmon schema instead of creating an empty one. The timeouts bound every call
+    (``engine.make_engine``).
     """
     shown = shown_url(url)
     try:
@@ -56,7 +62,7 @@ def open_engine(url: str, must_exist: bool = False) -> Engine:
                 shown, f"the folder {file.parent} does not exist", "create it or fix the path"
             )
     try:
-        engine = make_engine(url)
+        engine = make_engine(url, connect_timeout, statement_timeout)
     except NoSuchModuleError:
         raise DatabaseUrlError(
             shown, f"no database backend named {make_url(url).drivername!r}", _EXAMPLES

@@ -10,7 +10,8 @@ from types import TracebackType
 
 class CuttableProxy:
     """Forwards 127.0.0.1:<port> to a target; ``cut()`` drops every connection and refuses
-    new ones until ``restore()``."""
+    new ones until ``restore()``; ``hang()`` blackholes: connections stay open and are
+    accepted, but nothing is forwarded either way (a database that never answers)."""
 
     def __init__(self, target_host: str, target_port: int) -> None:
         self._target = (target_host, target_port)
@@ -19,6 +20,7 @@ class CuttableProxy:
         self._lock = threading.Lock()
         self._open: list[socket.socket] = []
         self._cut = False
+        self._hung = False
         self._closed = False
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()
@@ -41,9 +43,14 @@ class CuttableProxy:
                 _close(sock)
             self._open.clear()
 
+    def hang(self) -> None:
+        with self._lock:
+            self._hung = True
+
     def restore(self) -> None:
         with self._lock:
             self._cut = False
+            self._hung = False
 
     def close(self) -> None:
         self._closed = True
@@ -58,9 +65,14 @@ class CuttableProxy:
             except OSError:
                 return
             with self._lock:
-                refused = self._cut
+                refused, hung = self._cut, self._hung
             if refused:
                 _close(client)
+                continue
+            if hung:  # accepted, then silence: read and drop what the client sends
+                with self._lock:
+                    self._open.append(client)
+                threading.Thread(target=self._pump, args=(client, None), daemon=True).start()
                 continue
             try:
                 upstream = socket.create_connection(self._target, timeout=5)
@@ -71,18 +83,19 @@ class CuttableProxy:
             with self._lock:
                 self._open += [client, upstream]
             for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
 
-
-def _pump(source: socket.socket, sink: socket.socket) -> None:
-    try:
-        while data := source.recv(65536):
-            sink.sendall(data)
-    except OSError:
-        pass
-    finally:
-        _close(source)
-        _close(sink)
+    def _pump(self, source: socket.socket, sink: socket.socket | None) -> None:
+        try:
+            while data := source.recv(65536):
+                if sink is not None and not self._hung:
+                    sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            _close(source)
+            if sink is not None:
+                _close(sink)
 
 
 def _close(sock: socket.socket) -> None:

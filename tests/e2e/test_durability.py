@@ -247,3 +247,47 @@ def test_sigkill_loses_no_acknowledged_trace_and_stores_none_twice(
         ids = set(connection.execute(select(RecordRow.trace_id)).scalars())
     engine.dispose()
     assert acknowledged <= ids
+
+
+def test_a_hung_database_stalls_neither_health_nor_acknowledgement(
+    base_env: dict[str, str], postgres_url: str, servers: list[subprocess.Popen[str]]
+) -> None:
+    """The database accepts and never answers (a blackhole, not a refusal): /healthz and
+    keyed exports keep answering past the key ring's refresh, since keys are re-read in
+    the background and a new connection is bounded by FAITHMON_DB_CONNECT_TIMEOUT.
+    (Storing what was acknowledged once the database answers again is not asserted: a
+    write already sent into the silence waits on its socket.)"""
+    faithmon(base_env, "db", "upgrade")
+    key = json.loads(faithmon(base_env, "keys", "create", "--scopes", "ingest", "--json"))["key"]
+    target = make_url(postgres_url)
+    with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
+        env = {
+            **base_env,
+            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
+                hide_password=False
+            ),
+            "FAITHMON_DB_CONNECT_TIMEOUT": "2",
+        }
+        url, process = start(env)
+        servers.append(process)
+        fm.setup(endpoint=url, service_name="hung-app", api_key=key)
+        sent = 0
+        try:
+            proxy.hang()
+            # Past the ring's 5 s refresh, at the app's pace: each health check (the
+            # client waits 5 s) and each export must be answered.
+            until = time.monotonic() + 8
+            while time.monotonic() < until:
+                assert healthz(url) == 200
+                with fm.rag_span(f"Where is order H{sent}?", route="billing") as rag:
+                    rag.record_retrieval([{"text": ANSWER, "score": 0.5}])
+                    rag.record_answer(ANSWER, model="m1")
+                sent += 1
+                assert fm.flush(timeout_millis=10_000), "an export went unanswered"
+                time.sleep(0.2)  # the app's pace, not a wait
+        finally:
+            fm.shutdown()
+            process.kill()
+            _, log = process.communicate(timeout=60)
+    assert sent >= 10
+    assert "cannot read API keys (OperationalError)" in log, "the refresh met the silence"

@@ -53,8 +53,10 @@ def routes(ring: KeyRing, signer: SessionSigner) -> list[Route]:
         fields = parse_qs(raw.decode("utf-8", "replace"))
         key = (fields.get("key") or [""])[0].strip()
         next_path = _safe_next((fields.get("next") or ["/"])[0])
-        if not ring.fresh():
+        if not ring.loaded():
             await run_in_threadpool(ring.refresh)
+        elif not ring.fresh():
+            ring.refresh_soon()
         grant = ring.check(key) if key else None
         if grant is None:
             return _form(request, next_path, "That key is unknown or revoked.")
