@@ -68,7 +68,9 @@ def listen(host: str, port: int) -> socket.socket:
     line at once, not a log line saying it receives followed by uvicorn's exit."""
     address = host.strip("[]")
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on the accepted connections only then;
+    # without it every reply on a kept-alive connection waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((address, port))

@@ -269,3 +269,19 @@ def test_rejections_are_logged_without_the_values(
     assert status == 400 and SECRET not in reply.decode("latin-1")
     assert len(caplog.records) == 3
     assert all(SECRET not in record.getMessage() for record in caplog.records)
+
+
+def test_the_listening_socket_lets_asyncio_set_no_delay() -> None:
+    """asyncio sets TCP_NODELAY on accepted connections only for a socket made with
+    IPPROTO_TCP (protocol 0 leaves every kept-alive reply waiting ~40 ms on a delayed
+    ACK): faithmon's listening socket is, and so is each connection it accepts."""
+    sock = serving.listen("127.0.0.1", 0)
+    try:
+        sock.listen(1)
+        assert sock.proto == socket.IPPROTO_TCP
+        with socket.create_connection(sock.getsockname()[:2], timeout=5):
+            accepted, _ = sock.accept()
+            with accepted:
+                assert accepted.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()
