@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -197,6 +197,10 @@ def _export_endpoint(
             items, rejected = await run_in_threadpool(
                 _decode_safely, decode, raw, encoding, content_type, limit
             )
+        except ClientDisconnect:
+            # Nothing was acknowledged and no one is there to answer: one line, no trace.
+            logger.info("faithmon: the client went away before its request body arrived")
+            return Response(status_code=499)
         except BodyTimeout:
             logger.info("faithmon: answering 408: the request body stopped arriving")
             body = otlp.status_body("request body timed out", content_type, _DEADLINE_EXCEEDED)

@@ -30,6 +30,7 @@ from faithmon.ingest.scrub import identity
 from faithmon.model import RagRecord
 from tests.ingest.factory import PROTOBUF, post, rag_body
 from tests.servers import serve_in_thread
+from tests.timing import wait_for
 
 SECRET = "SECRET-91c2"
 
@@ -285,3 +286,19 @@ def test_the_listening_socket_lets_asyncio_set_no_delay() -> None:
                 assert accepted.proto == socket.IPPROTO_TCP
     finally:
         sock.close()
+
+
+def test_a_client_gone_mid_body_is_one_line_without_a_traceback(
+    receiver: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that closes its connection halfway through a body leaves one log line
+    saying so, no traceback, and the receiver keeps serving."""
+    caplog.set_level(logging.INFO)
+    body = rag_body()
+    with socket.create_connection(address(receiver), timeout=5) as sock:
+        sock.sendall(request_head(len(body) * 4) + body)
+    wait_for(
+        lambda: any("went away" in r.getMessage() for r in caplog.records), 30, "the log line"
+    )
+    assert not any(r.exc_info for r in caplog.records), [r.getMessage() for r in caplog.records]
+    assert healthz(receiver) == 200
