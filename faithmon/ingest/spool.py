@@ -147,7 +147,8 @@ class Spool:
         # trace id → segment number → entries of the trace in it, until the trace settles
         self._traces: dict[str, Counter[int]] = {}
         for path in sorted(self.directory.glob(f"*{_SUFFIX}")):
-            if path.stem.isdigit():
+            # A folder (or anything but a file) named like a segment is not one: skip it.
+            if path.stem.isdigit() and path.is_file():
                 number = int(path.stem)
                 self._segments[number] = _Segment(number, path, path.stat().st_size)
         self._recovered = sorted(self._segments)

@@ -184,3 +184,17 @@ def test_a_replay_skips_traces_the_store_already_holds(tmp_path: Path) -> None:
         assert restarted.flush_all() == replayed // 2
         again.close()
         assert list((tmp_path / folder).glob("*.spool")) == []
+
+
+def test_a_folder_named_like_a_segment_does_not_stop_a_start(tmp_path: Path) -> None:
+    """Something in the spool folder with a segment's name that is no file (a folder an
+    operator or a volume made) is passed over: the receiver starts and spools."""
+    (tmp_path / f"{7:012d}.spool").mkdir()
+    spool = Spool(tmp_path, max_bytes=10 << 20)
+    store = Store()
+    receiver = pipeline(store, spool)
+    assert receiver.recover() == 0
+    receiver.submit(spans(trace_id(1)))
+    receiver.flush_all()
+    assert list(store.records) == [trace_id(1)]
+    spool.close()
