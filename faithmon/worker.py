@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from .jobs import STOPPING
@@ -67,7 +68,13 @@ def run(
             next_run_time=datetime.now(UTC),
             name=getattr(job, "__name__", "job"),
         )
-    scheduler.start()
+    try:
+        scheduler.start()
+    except JobLookupError:
+        # A job that ends while SIGTERM shuts the scheduler down can leave its loop looking
+        # up the removed job: the stop was asked for, so it is a clean stop.
+        if not STOPPING.is_set():
+            raise
 
 
 def _logged(job: Callable[[], object]) -> Callable[[], None]:

@@ -131,10 +131,21 @@ class KeyRing:
                 return _grant(key)
         return None
 
-    def by_id(self, key_id: int) -> Grant | None:
-        """The grant of a key still active, by id (a session cookie names its key so)."""
+    def by_id(self, key_id: int, opened_at: float | None = None) -> Grant | None:
+        """The grant of a key still active, by id (a session cookie names its key so);
+        None for a session ``opened_at`` (epoch seconds) before the key's last log-out."""
         key = self._by_id.get(key_id)
-        return _grant(key) if key is not None else None
+        if key is None:
+            return None
+        ended = key.sessions_ended_at
+        if opened_at is not None and ended is not None and opened_at <= ended.timestamp():
+            return None
+        return _grant(key)
+
+    def stale(self) -> None:
+        """Read the keys again at the next use (a log-out just changed them)."""
+        with self._lock:
+            self._loaded_at = None if self._loaded_at is None else float("-inf")
 
 
 def _grant(key: ApiKey) -> Grant:

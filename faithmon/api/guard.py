@@ -65,9 +65,9 @@ class Guard:
         if presented is not None:
             grant = self._ring.check(presented)
         else:
-            key_id = self._signer.verify(_cookie(headers.get("cookie", "")))
-            if key_id is not None:
-                grant = self._ring.by_id(key_id)
+            opened = self._signer.verify(_cookie(headers.get("cookie", "")))
+            if opened is not None:
+                grant = self._ring.by_id(opened.key_id, opened.opened_at)
         if grant is None:
             if presented is None and _wants_page(method, path, headers):
                 target = quote(

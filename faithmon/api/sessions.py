@@ -1,6 +1,7 @@
-"""The dashboard's session cookie: the id of the key that logged in and an expiry, signed
-with HMAC-SHA256. The key itself never goes into the cookie; each request looks the
-id up among the active keys, so revoking a key ends its sessions too."""
+"""The dashboard's session cookie: the id of the key that logged in, when and until when,
+signed with HMAC-SHA256. The key itself never goes into the cookie; each request looks
+the id up among the active keys, so revoking a key ends its sessions too, and a log-out
+ends every session the key opened before it (``ApiKey.sessions_ended_at``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import hashlib
 import hmac
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 COOKIE = "faithmon_session"
 LIFETIME_SECONDS = 12 * 3600
@@ -23,17 +25,26 @@ class SessionSigner:
         return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
 
     def issue(self, key_id: int, lifetime: float = LIFETIME_SECONDS) -> str:
-        body = f"{key_id}.{int(self._clock() + lifetime)}"
+        now = int(self._clock())
+        body = f"{key_id}.{now}.{int(now + lifetime)}"
         return f"{body}.{self._mac(body)}"
 
-    def verify(self, value: str) -> int | None:
-        """The key id a cookie names, or None when it is forged, malformed or expired."""
-        key_id, _, rest = value.partition(".")
-        expires, _, mac = rest.partition(".")
-        if not (key_id.isdigit() and expires.isdigit() and mac):
+    def verify(self, value: str) -> Session | None:
+        """The session a cookie names (its key's id and when it opened), or None when it
+        is forged, malformed or expired."""
+        parts = value.split(".")
+        if len(parts) != 4 or not all(part.isdigit() for part in parts[:3]):
             return None
-        if not hmac.compare_digest(self._mac(f"{key_id}.{expires}"), mac):
+        key_id, opened, expires, mac = parts
+        if not hmac.compare_digest(self._mac(f"{key_id}.{opened}.{expires}"), mac):
             return None
         if int(expires) < self._clock():
             return None
-        return int(key_id)
+        return Session(int(key_id), float(opened))
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    key_id: int
+    opened_at: float
+    """Epoch seconds: a log-out of its key after this ends it."""

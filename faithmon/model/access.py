@@ -18,3 +18,5 @@ class ApiKey:
     created_at: datetime | None = None
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+    sessions_ended_at: datetime | None = None
+    """Dashboard sessions this key opened before then are over (a log-out)."""

@@ -22,6 +22,7 @@ def _to_key(row: ApiKeyRow) -> ApiKey:
         name=row.name,
         created_at=row.created_at,
         revoked_at=row.revoked_at,
+        sessions_ended_at=row.sessions_ended_at,
     )
 
 
@@ -66,3 +67,10 @@ def revoke_key(session: Session, key_id: int) -> bool:
 def find_key(session: Session, key_hash: str) -> ApiKey | None:
     row = session.scalar(sa.select(ApiKeyRow).where(ApiKeyRow.key_hash == key_hash))
     return _to_key(row) if row is not None else None
+
+
+def end_sessions(session: Session, key_id: int, at: datetime) -> None:
+    """End the dashboard sessions ``key_id`` opened before ``at`` (a log-out)."""
+    row = session.get(ApiKeyRow, key_id)
+    if row is not None:
+        row.sessions_ended_at = at

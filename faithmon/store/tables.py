@@ -378,6 +378,7 @@ class ApiKeyRow(Base):
     tenant: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    sessions_ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 # The rows derived from a record's chunks and an evaluation's claims, and the drift state,

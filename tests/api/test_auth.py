@@ -132,9 +132,11 @@ def test_a_session_cookie_names_its_key_until_it_expires() -> None:
     clock = Clock()
     signer = SessionSigner(b"a scrub key of sixteen+", clock=clock)
     cookie = signer.issue(7, lifetime=60)
-    assert signer.verify(cookie) == 7
-    _, expires, mac = cookie.split(".")
-    assert signer.verify(f"8.{expires}.{mac}") is None
+    opened = signer.verify(cookie)
+    assert opened is not None and opened.key_id == 7 and opened.opened_at == clock.now
+    _, at, expires, mac = cookie.split(".")
+    assert signer.verify(f"8.{at}.{expires}.{mac}") is None
+    assert signer.verify(f"7.{int(at) + 100}.{expires}.{mac}") is None
     assert SessionSigner(b"another key, 16 bytes", clock=clock).verify(cookie) is None
     assert signer.verify("garbage") is None and signer.verify("") is None
     clock.now += 61

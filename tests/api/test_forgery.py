@@ -224,3 +224,28 @@ def test_metrics_refuse_a_key_bound_to_a_tenant(served: Served) -> None:
         served.url, "GET", "/metrics", {"Authorization": f"Bearer {served.key}"}
     )
     assert status == 200 and "faithmon" in body
+
+
+@pytest.mark.browser
+def test_logging_out_ends_the_session_not_only_the_cookie(served: Served, chromium: str) -> None:
+    """A copy of the session cookie (another browser, a stolen one) is refused once its
+    key logged out: the dashboard sends it to the login page, the API answers 401."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True)
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(served.url + "/alerts")
+        page.get_by_label("API key").fill(served.key)
+        page.get_by_role("button", name="Log in").click()
+        expect(page).to_have_url(f"{served.url}/alerts")
+        (cookie,) = context.cookies(served.url)
+        copy = f"{cookie['name']}={cookie['value']}"
+        assert _request(served.url, "GET", "/api/v1/alerts", {"Cookie": copy})[0] == 200
+        page.get_by_role("button", name="Log out").click()
+        expect(page).to_have_url(f"{served.url}/login")
+        browser.close()
+    assert _request(served.url, "GET", "/api/v1/alerts", {"Cookie": copy})[0] == 401
+    page_status, _ = _request(served.url, "GET", "/alerts", {"Cookie": copy, "Accept": "text/html"})
+    assert page_status == 303

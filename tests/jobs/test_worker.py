@@ -253,3 +253,29 @@ def test_a_slow_judge_holds_twice_its_concurrency_and_a_fast_one_a_batch(
     fast = LeaseCountingJudge(sessions)
     assert score_pending(sessions, fast, batch=50, concurrency=1) == 300
     assert max(fast.leased) > 2 and max(fast.leased) <= 50
+
+
+def test_a_job_lookup_during_a_stop_is_a_clean_stop() -> None:
+    """APScheduler's loop can look up a job the shutdown removed when a job ends as
+    SIGTERM arrives (seen as 'unexpected JobLookupError' and exit 1): while stopping,
+    that is a clean stop; at any other time it is still an error."""
+    from apscheduler.jobstores.base import JobLookupError
+    from apscheduler.schedulers.blocking import BlockingScheduler
+
+    from faithmon import worker
+    from faithmon.jobs import STOPPING
+
+    class Racing(BlockingScheduler):
+        def start(self, *args: object, **kwargs: object) -> None:
+            raise JobLookupError("3d225cbd28f14fa998fc03cf9a91603c")
+
+    handler = signal.getsignal(signal.SIGTERM)
+    STOPPING.set()
+    try:
+        worker.run([], Racing())
+        STOPPING.clear()
+        with pytest.raises(JobLookupError):
+            worker.run([], Racing())
+    finally:
+        STOPPING.clear()
+        signal.signal(signal.SIGTERM, handler)

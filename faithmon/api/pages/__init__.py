@@ -32,5 +32,5 @@ def routes(
         *review.routes(sessions),
     ]
     if auth is not None:
-        found += login.routes(*auth)
+        found += login.routes(*auth, sessions)
     return found

@@ -1,8 +1,11 @@
 """``/login`` and ``/logout``: a key typed once becomes a signed session cookie
-(HttpOnly, SameSite=Strict); the key itself is never stored in the browser."""
+(HttpOnly, SameSite=Strict); the key itself is never stored in the browser. Logging out
+ends, in the store, every session the key opened until then: a copy of the cookie is
+worth nothing after it, on any receiver."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from html import escape
 from urllib.parse import parse_qs
 
@@ -11,6 +14,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from ...store import Sessions
+from ...store import keys as store_keys
 from ..auth import KeyRing
 from ..sessions import COOKIE, LIFETIME_SECONDS, SessionSigner
 from .shell import HEADERS, page
@@ -40,7 +45,7 @@ def _form(request: Request, next_path: str, error: str = "") -> Response:
     return page(request, "Log in", body, status=401 if error else 200, refresh=False)
 
 
-def routes(ring: KeyRing, signer: SessionSigner) -> list[Route]:
+def routes(ring: KeyRing, signer: SessionSigner, sessions: Sessions) -> list[Route]:
     async def show(request: Request) -> Response:
         return _form(request, _safe_next(request.query_params.get("next", "/")))
 
@@ -74,7 +79,16 @@ def routes(ring: KeyRing, signer: SessionSigner) -> list[Route]:
         )
         return response
 
+    def end(key_id: int) -> None:
+        with sessions.begin() as session:
+            store_keys.end_sessions(session, key_id, datetime.now(UTC))
+        ring.stale()
+        ring.refresh()  # this receiver refuses the old cookie at once; others within seconds
+
     async def logout(request: Request) -> Response:
+        opened = signer.verify(request.cookies.get(COOKIE, ""))
+        if opened is not None:
+            await run_in_threadpool(end, opened.key_id)
         response = RedirectResponse("/login", status_code=303, headers=HEADERS)
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response
