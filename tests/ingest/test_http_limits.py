@@ -297,8 +297,6 @@ def test_a_client_gone_mid_body_is_one_line_without_a_traceback(
     body = rag_body()
     with socket.create_connection(address(receiver), timeout=5) as sock:
         sock.sendall(request_head(len(body) * 4) + body)
-    wait_for(
-        lambda: any("went away" in r.getMessage() for r in caplog.records), 30, "the log line"
-    )
+    wait_for(lambda: any("went away" in r.getMessage() for r in caplog.records), 30, "the log line")
     assert not any(r.exc_info for r in caplog.records), [r.getMessage() for r in caplog.records]
     assert healthz(receiver) == 200
