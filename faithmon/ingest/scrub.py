@@ -10,7 +10,8 @@ account number" from "it gives another one".
 
 Scope decides whether placeholders also match *across* records, which makes
 records linkable: ``record`` (the default) keys each record apart, ``tenant``
-keys by the tenant label, ``global`` keys everything alike.
+keys by the tenant label, ``global`` keys everything alike. Labels are always keyed
+globally: they name segments, which gather records.
 """
 
 from __future__ import annotations
@@ -176,16 +177,12 @@ class PiiScrubber:
             return [self._value(v, scope_id, known) for v in value]
         return value
 
-    def scrub_labels(self, labels: Mapping[str, str], scope_id: str = "") -> dict[str, str]:
-        """Labels with PII in their keys or values replaced, as records' labels are.
-
-        ``scope_id`` is :meth:`scope_of` the record they belong to, so the result
-        matches that record's scrubbed labels exactly. Left empty, pseudonyms are the
-        ``global`` scope's: stable across records, as a count per segment needs.
-        """
-        return {
-            self._mapping_key(k, scope_id): self.scrub_text(v, scope_id) for k, v in labels.items()
-        }
+    def scrub_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """Labels with PII in their keys or values replaced, as records' labels are: in
+        the ``global`` scope whatever the scrubber's, since labels name segments and a
+        segment must be one across records (an e-mail in ``service.name`` scrubbed per
+        record made every record a segment of its own, and an alert of its own)."""
+        return {self._mapping_key(k, ""): self.scrub_text(v, "") for k, v in labels.items()}
 
     def _chunks(self, chunks: tuple[Chunk, ...], scope_id: str, known: Known) -> tuple[Chunk, ...]:
         return tuple(
@@ -218,7 +215,7 @@ class PiiScrubber:
             answer=self.scrub_text(record.answer, scope_id, known),
             chunks=self._chunks(record.chunks, scope_id, known),
             retrieved=self._chunks(record.retrieved, scope_id, known),
-            labels=self.scrub_labels(record.labels, scope_id),
+            labels=self.scrub_labels(record.labels),
             generation=self._value(dict(record.generation), scope_id, known),
             keep=self.scrub_text(record.keep, scope_id, known) if record.keep else record.keep,
         )
