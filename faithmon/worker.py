@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -55,7 +56,11 @@ def run(
         # progress saves the calls in flight and gives back what it had queued.
         logger.info("faithmon: worker stopping on signal %d", signum)
         STOPPING.set()
-        scheduler.shutdown(wait=False)
+        # From another thread: the handler runs on the main thread, maybe while it is
+        # inside the scheduler holding its locks, and shutting down here waits on them.
+        threading.Thread(
+            target=scheduler.shutdown, kwargs={"wait": False}, name="faithmon-stop", daemon=True
+        ).start()
 
     signal.signal(signal.SIGTERM, stop)
     for job, interval in jobs:

@@ -4,7 +4,8 @@
                                 └→ feedback spans → scrub → save_feedback(items)
 
 Extraction and scrubbing run on the pipeline thread or, with ``processes`` > 1, in
-worker processes (``workers.py``); assembly and sampling stay on the thread.
+worker processes (``workers.py``); assembly and sampling stay on the thread. Failures
+repeated every tick are logged once per interval (``quiet.py``).
 
 ``save`` is a plain callable (the CLI hands in the store's writer). Records are
 made storable (``storable.py``) first; ``save`` raises only when the store fails
@@ -43,6 +44,7 @@ from ..model import (
 from .assemble import Assembled, TraceAssembler
 from .build import finish_feedback
 from .memory import Releaser
+from .quiet import Throttle
 from .spans import TraceItem
 from .spool import Spool, encode
 from .storable import storable_labels
@@ -82,6 +84,7 @@ class Pipeline:
         worker_scrubber: Callable[[], Scrubber] | None = None,
     ) -> None:
         self._save = save
+        self._quiet = Throttle(logger)
         self._save_feedback = save_feedback
         self._feedback_backlog: list[Feedback] = []
         self._sampler = sampler
@@ -266,7 +269,7 @@ class Pipeline:
         except Exception as exc:
             # Kept for the next tick (bounded): sampling counts are not worth a 503.
             del self._dropped[: max(0, len(self._dropped) - self._max_backlog)]
-            logger.warning("faithmon: saving sampling counts failed (%s)", type(exc).__name__)
+            self._quiet.warning("s", "faithmon: saving sampling counts failed (%s)", exc)
             return
         self._tallies.clear()
         self._dropped = []
@@ -282,7 +285,7 @@ class Pipeline:
             self._save_feedback(pending)
         except Exception as exc:
             self._feedback_backlog = pending[-self._max_backlog :]
-            logger.warning("faithmon: saving feedback failed (%s); will retry", type(exc).__name__)
+            self._quiet.warning("f", "faithmon: saving feedback failed (%s); will retry", exc)
             return
         self._feedback_backlog = []
         self.stats["feedback"] += len(pending)
@@ -359,11 +362,8 @@ class Pipeline:
             if lost:
                 self.stats["lost"] += lost
                 logger.error("faithmon: backlog full, %d records lost", lost)
-            logger.warning(
-                "faithmon: saving %d records failed (%s); will retry",
-                len(pending),
-                type(exc).__name__,
-            )
+            what = f"saving {len(pending)} records failed"
+            self._quiet.warning("r", f"faithmon: {what} (%s); will retry", exc)
             return 0
         self._backlog.clear()
         self.stats["backlog"] = 0

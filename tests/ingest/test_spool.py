@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Collection
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from faithmon.errors import ConfigError, SaturatedError
 from faithmon.ingest.pipeline import Pipeline
+from faithmon.ingest.quiet import Throttle
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
 from faithmon.ingest.spans import IngestEvent, IngestLog, IngestSpan
@@ -198,3 +200,46 @@ def test_a_folder_named_like_a_segment_does_not_stop_a_start(tmp_path: Path) -> 
     receiver.flush_all()
     assert list(store.records) == [trace_id(1)]
     spool.close()
+
+
+def test_an_outage_is_one_warning_per_interval_not_one_per_tick(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every tick of an outage fails to save; the log says so once, then at most once per
+    interval, with how many failures it held back."""
+    spool = Spool(tmp_path, max_bytes=10 << 20)
+    store = Store()
+    store.down = True
+    receiver = pipeline(store, spool)
+    caplog.set_level(logging.WARNING, logger="faithmon")
+    for n in range(40):
+        receiver.submit(spans(trace_id(n)))
+        receiver.tick()
+    failures = [r.getMessage() for r in caplog.records if "records failed" in r.getMessage()]
+    assert len(failures) == 1 and "will retry" in failures[0]
+    store.down = False
+    receiver.tick()
+    assert len(store.records) == 40
+    spool.close()
+
+
+def test_the_throttle_says_what_it_held_back() -> None:
+    """After the interval the next warning says how many it held back, and when."""
+    clock = [0.0]
+    logged: list[str] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record.getMessage())
+
+    log = logging.getLogger("faithmon.test.throttle")
+    log.addHandler(Capture())
+    throttle = Throttle(log, interval=30, clock=lambda: clock[0])
+    for second in range(0, 61, 1):
+        clock[0] = float(second)
+        throttle.warning("r", "faithmon: saving failed (%s)", ConnectionError("secret row"))
+    assert logged == [
+        "faithmon: saving failed (ConnectionError)",
+        "faithmon: saving failed (ConnectionError) (29 more like it in 30 s)",
+        "faithmon: saving failed (ConnectionError) (29 more like it in 30 s)",
+    ]
