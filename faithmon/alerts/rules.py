@@ -232,19 +232,22 @@ class _Reader:
             if key not in value:
                 self.bad(where, f"needs {key}")
         url = self.string(value, "url", where)
-        if url:
-            try:
-                egress.check_url(url, self.allow_link_local)
-            except egress.RefusedAddress as exc:
-                self.bad(f"{where}.url", f"{exc} (FAITHMON_ALERT_ALLOW_LINK_LOCAL=true allows it)")
-            except egress.RefusedDestination as exc:
-                self.bad(f"{where}.url", str(exc))
         host = self.string(value, "host", where)
-        if host:
+        # A webhook's URL and a mail relay's host pass the same egress check.
+        for key, found, check in (
+            ("url", url, egress.check_url),
+            ("host", host, egress.check_host),
+        ):
+            if not found:
+                continue
             try:
-                egress.check_host(host, self.allow_link_local)
+                check(found, self.allow_link_local)
             except egress.RefusedAddress as exc:
-                self.bad(f"{where}.host", f"{exc} (FAITHMON_ALERT_ALLOW_LINK_LOCAL=true allows it)")
+                self.bad(
+                    f"{where}.{key}", f"{exc} (FAITHMON_ALERT_ALLOW_LINK_LOCAL=true allows it)"
+                )
+            except egress.RefusedDestination as exc:
+                self.bad(f"{where}.{key}", str(exc))
         port = value.get("port", 25)
         if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
             self.bad(f"{where}.port", f"{port!r}: expected a port number")

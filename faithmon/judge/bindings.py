@@ -95,7 +95,6 @@ class Index:
         self.units: list[Unit] = []
         self.chunk_words: dict[int, set[str]] = {}
         self.chunk_values: dict[int, list[Value]] = {}
-        self._chunk_numbers: dict[int, set[str]] = {}
         self.identifiers: set[str] = set()
         self.names: set[str] = set()
         """Stems the context writes capitalised where no sentence starts: names."""
@@ -118,7 +117,6 @@ class Index:
                 )
             )
             self.chunk_words.setdefault(chunk, set()).update(words)
-            self._chunk_numbers.setdefault(chunk, set()).update(nums)
             self.identifiers.update(identifiers(text))
             self.names.update(found.names)
             self.chunk_values.setdefault(chunk, []).extend(self.units[-1].values)
@@ -244,10 +242,6 @@ class Index:
             for found in self.chunk_values.values()
             for v in found
         )
-
-    def chunk_numbers(self, chunk: int) -> set[str]:
-        """The numbers and codes of one chunk."""
-        return self._chunk_numbers.get(chunk, set())
 
     def words(self, clause: str) -> tuple[str, ...]:
         """The clause's content-word stems."""

@@ -21,6 +21,7 @@ policy's pass.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -76,6 +77,7 @@ class Finding:
     """The claim's part the context does not bind."""
 
 
+@functools.lru_cache(maxsize=16384)
 def names(text: str) -> frozenset[str]:
     """Stems of the names in ``text`` but those of weekdays, months and codes' letters."""
     return frozenset(s.tokens(IDENTIFIER.sub(" ", text)).names) - CALENDAR

@@ -8,6 +8,7 @@ fact. The digits of a code ("A17", "K9") are not a value."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -187,6 +188,7 @@ def _singulars(name: str) -> tuple[str, ...]:
     return (name, name[:-1], name[:-2]) if name.endswith("s") else (name,)
 
 
+@functools.lru_cache(maxsize=16384)
 def values(text: str) -> tuple[Value, ...]:
     """The numbers of ``text`` with their normalised units and currencies."""
     for sign, spelled in _SIGNS:
@@ -266,6 +268,7 @@ def swapped(value: Value, said: Sequence[Value]) -> bool:
 _MEASURES = frozenset({"mass", "volume", "length", "time", "data", "percent"})
 
 
+@functools.lru_cache(maxsize=16384)
 def identifiers(text: str) -> frozenset[str]:
     """Codes that name one thing: "A17", "INC-2207", "4410-22", "Kite 13", "7731"."""
     found = set()

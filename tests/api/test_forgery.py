@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import http.client
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 import pytest
@@ -24,11 +23,11 @@ from faithmon.config import Settings
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
-from faithmon.model import Alert
 from faithmon.store import Sessions
 from faithmon.store import alerts as store_alerts
 from faithmon.store import engine as store_engine
 from faithmon.store import keys as store_keys
+from tests.alerts.factory import ALERT
 from tests.servers import serve_in_thread
 
 # The dialect is not the point here: PostgreSQL runs in the second_backend tier.
@@ -51,25 +50,9 @@ def served(database_url: str) -> Iterator[Served]:
     try:
         store_engine.upgrade(engine)
         sessions = store_engine.session_factory(engine)
-        now = datetime.now(UTC)
-        alert = Alert(
-            rule="faithfulness_drift",
-            segment={"route": "search"},
-            state="firing",
-            severity="critical",
-            opened_at=now,
-            updated_at=now,
-            details={"current_rate": 0.4, "baseline_rate": 0.1, "records": 30},
-        )
-        judge = Alert(
-            rule="judge_error",
-            segment={"judge": "offline/forgery"},
-            state="firing",
-            severity="critical",
-            opened_at=now,
-            updated_at=now,
-            details={"reason": "401 from the endpoint"},
-        )
+        # A tenant-less drift alert, and a judge alert every tenant sees.
+        alert = replace(ALERT, id=None, segment={"route": "search"})
+        judge = replace(ALERT, id=None, rule="judge_error", segment={"judge": "offline/forgery"})
         key, prefix = new_key()
         tenant_key, tenant_prefix = new_key()
         with sessions.begin() as session:
