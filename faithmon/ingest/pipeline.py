@@ -19,27 +19,22 @@ processor), a failing store makes the pipeline saturated (503: exporters retry).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import replace
-from datetime import datetime
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from ..errors import SaturatedError
 from ..model import (
-    Decision,
-    DroppedTrace,
     Feedback,
     RagRecord,
     Sampler,
-    SamplingTally,
     SaveFeedbackFn,
     SaveFn,
     SaveSamplingFn,
     Scrubber,
-    segment_key,
 )
 from .assemble import Assembled, TraceAssembler
 from .build import finish_feedback
@@ -47,7 +42,7 @@ from .memory import Releaser
 from .quiet import Throttle
 from .spans import TraceItem
 from .spool import Spool, encode
-from .storable import storable_labels
+from .tally import SamplingBook
 from .workers import make_stages
 
 logger = logging.getLogger(__name__)
@@ -87,7 +82,6 @@ class Pipeline:
         self._quiet = Throttle(logger)
         self._save_feedback = save_feedback
         self._feedback_backlog: list[Feedback] = []
-        self._sampler = sampler
         self._scrubber = scrubber
         # Extraction and scrubbing: here, or over ``processes`` worker processes, which
         # scrub with what ``worker_scrubber`` makes (else a pickled copy of ``scrubber``).
@@ -96,6 +90,11 @@ class Pipeline:
             quiet_seconds, max_traces, clock=clock or time.monotonic_ns, max_bytes=max_bytes
         )
         self._backlog: deque[RagRecord] = deque()
+        # With a spool, records the backlog cannot hold stay on disk, unsettled: their
+        # ids (with the sampler's reason) are kept, and they are re-read from the spool
+        # once the store answers again, not at the next start.
+        self._overflow: dict[str, str] = {}
+        self._rereading: dict[str, str] = {}
         self._max_backlog = max_backlog
         self._max_items = max_items
         self.draining = False
@@ -105,15 +104,12 @@ class Pipeline:
         self._spool = spool
         self.memory = Releaser()
         self._decided: list[str] = []
-        self._save_sampling = save_sampling
-        self._tallies: Counter[tuple[datetime, str, str]] = Counter()
-        self._segments: dict[str, Mapping[str, str]] = {}
-        self._dropped: list[DroppedTrace] = []
         self._lock = threading.Lock()
         # Held while traces are taken and saved, so flush_all() returns only once
         # a background tick that took traces before it has saved them too.
         self._process_lock = threading.Lock()
         self.stats: Counter[str] = Counter()
+        self._book = SamplingBook(sampler, scrubber, save_sampling, max_backlog, self.stats)
         self.last_error = ""  # the kind of the last failed save (the heartbeat reports it)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -136,12 +132,14 @@ class Pipeline:
         store is failing."""
         if self.draining or self._full() or (self._spool is None and self.store_failing):
             return True
+        if self._spool is not None:  # the spool, not memory, bounds what is acknowledged
+            return self._spool.refusing is not None
         return len(self._backlog) >= self._max_backlog
 
     @property
     def store_failing(self) -> bool:
         """Records or feedback wait because the last save failed."""
-        return bool(self._backlog or self._feedback_backlog)
+        return bool(self._backlog or self._overflow or self._feedback_backlog)
 
     def drain(self) -> int:
         """Refuse new spans from now on (503) and save everything buffered."""
@@ -158,8 +156,6 @@ class Pipeline:
         if self.draining:
             raise SaturatedError("faithmon is shutting down")
         if self._spool is None and (self._backlog or self._feedback_backlog):
-            raise SaturatedError(f"{len(self._backlog)} records wait for the store")
-        if len(self._backlog) >= self._max_backlog:
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         with self._lock:
             full = self._full(len(items))
@@ -205,7 +201,7 @@ class Pipeline:
         with self._process_lock:
             with self._lock:
                 traces = self._assembler.pop_ready()
-            saved = self._process_in_slices(traces)
+            saved = self._process_in_slices(traces) + self._reread()
         self.memory.observe(self._assembler.bytes_in_flight)
         return saved
 
@@ -214,7 +210,28 @@ class Pipeline:
         with self._process_lock:
             with self._lock:
                 traces = self._assembler.pop_all()
-            return self._process_in_slices(traces)
+            saved = self._process_in_slices(traces)
+            while self._overflow and not self._backlog:
+                saved += self._reread()
+            return saved
+
+    def _reread(self) -> int:
+        """Rebuild a backlog's worth of overflowed records from the spool, once the store
+        has taken the backlog; the sampler's first decision stands."""
+        if not self._overflow or self._backlog or self._spool is None:
+            return 0
+        batch = dict(itertools.islice(self._overflow.items(), self._max_backlog))
+        for trace_id in batch:
+            del self._overflow[trace_id]
+        items = self._spool.items_of(batch)
+        assembler = TraceAssembler(0, len(items) + 1)
+        assembler.add(items)
+        self._rereading = batch
+        try:
+            return self._process_in_slices(assembler.pop_all())
+        finally:
+            self._rereading = {}
+            self.stats["overflow"] = len(self._overflow)
 
     def _process_in_slices(self, traces: list[Assembled]) -> int:
         # Slices keep transactions short and make records visible as they are built.
@@ -222,57 +239,6 @@ class Pipeline:
         for start in range(0, len(traces), self._save_batch):
             saved += self._process(traces[start : start + self._save_batch])
         return saved if traces else self._process([])
-
-    def _sample(self, record: RagRecord) -> str | None:
-        """The sampler's reason to keep the record, or None (counted, and tallied)."""
-        if record.late:
-            self.stats["late_rebuilt"] += 1
-        decision = self._sampler.keep(record)
-        segment = self._segment_of(record, decision)
-        self._tally(record, decision.reason, segment)
-        if decision.keep:
-            return decision.reason
-        self.stats[decision.reason] += 1
-        if decision.reason != "sampled_out":  # sampled_out is recomputed from the id
-            self._dropped.append(
-                DroppedTrace(record.trace_id, decision.reason, segment, record.started_at)
-            )
-        return None
-
-    def _segment_of(self, record: RagRecord, decision: Decision) -> dict[str, str]:
-        """The decision's segment as stored: scrubbed like the record's labels."""
-        if not decision.segment:
-            return {}
-        scrub_labels = getattr(self._scrubber, "scrub_labels", None)
-        if scrub_labels is not None:
-            return storable_labels(scrub_labels(decision.segment))
-        # Any other scrubber: scrub a record that carries nothing but the labels.
-        bare = replace(record, question="", answer="", chunks=(), retrieved=(), generation={})
-        labels = self._scrubber(replace(bare, labels=dict(decision.segment))).labels
-        return storable_labels(labels)
-
-    def _tally(self, record: RagRecord, reason: str, segment: Mapping[str, str]) -> None:
-        key = segment_key(segment)
-        self._segments.setdefault(key, dict(segment))
-        hour = record.started_at.replace(minute=0, second=0, microsecond=0)
-        self._tallies[(hour, key, reason)] += 1
-
-    def _save_sampling_stats(self) -> None:
-        if self._save_sampling is None or not (self._tallies or self._dropped):
-            return
-        tallies = [
-            SamplingTally(hour, self._segments[key], reason, count)
-            for (hour, key, reason), count in self._tallies.items()
-        ]
-        try:
-            self._save_sampling(tallies, self._dropped)
-        except Exception as exc:
-            # Kept for the next tick (bounded): sampling counts are not worth a 503.
-            del self._dropped[: max(0, len(self._dropped) - self._max_backlog)]
-            self._quiet.warning("s", "faithmon: saving sampling counts failed (%s)", exc)
-            return
-        self._tallies.clear()
-        self._dropped = []
 
     def _save_feedback_items(self, items: list[Feedback]) -> None:
         if self._save_feedback is None:
@@ -310,7 +276,7 @@ class Pipeline:
                 decided.append(read.trace_id)
                 continue
             try:
-                reason = self._sample(read.record)
+                reason = self._rereading.get(read.record.trace_id) or self._book.keep(read.record)
             except Exception as exc:
                 logger.error("faithmon: could not sample a record (%s)", type(exc).__name__)
                 self.stats["malformed"] += 1
@@ -342,7 +308,7 @@ class Pipeline:
     def _process(self, traces: list[Assembled]) -> int:
         records, feedback, decided = self._build(traces)
         self._save_feedback_items(feedback)
-        self._save_sampling_stats()
+        self._book.save()
         # Feedback waiting for the store keeps its traces in the spool until it is saved.
         if self._spool is not None:
             self._decided.extend(decided)
@@ -358,10 +324,13 @@ class Pipeline:
             self.last_error = type(exc).__name__
             self._backlog = deque(pending[-self._max_backlog :])
             self.stats["backlog"] = len(self._backlog)
-            lost = len(pending) - len(self._backlog)
-            if lost:
-                self.stats["lost"] += lost
-                logger.error("faithmon: backlog full, %d records lost", lost)
+            over = pending[: len(pending) - len(self._backlog)]
+            if over and self._spool is not None:
+                self._overflow.update((r.trace_id, r.sample_reason) for r in over)
+                self.stats["overflow"] = len(self._overflow)
+            elif over:
+                self.stats["lost"] += len(over)
+                logger.error("faithmon: backlog full, %d records lost", len(over))
             what = f"saving {len(pending)} records failed"
             self._quiet.warning("r", f"faithmon: {what} (%s); will retry", exc)
             return 0

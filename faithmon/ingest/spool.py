@@ -12,14 +12,21 @@ that the receiver answers 503. Concurrent appends share one fsync (group commit)
 A torn entry at the end of a segment (a crash mid-write) or one whose checksum
 fails is skipped and counted, never replayed.
 
+An entry is written whole or not at all: a short write (a full disk) is cut back
+to the last whole entry and refused, so nothing acknowledged is torn. ``refusing``
+says why the last write failed until one succeeds again (``/healthz`` reports it).
+
 The payload is JSON of the spans as ingest holds them, so the spool reads the
 same whether the export came over HTTP (protobuf or JSON) or gRPC. The folder is
-created private (0700): it holds request content before scrubbing, as the
-receiver's memory does, and for no longer.
+created private (0700) and the segments 0600: they hold request content before
+scrubbing, as the receiver's memory does, and for no longer. Once everything in
+the current segment is stored it is rolled and deleted at once, so a quiet
+receiver keeps no raw content at rest.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -28,7 +35,7 @@ import struct
 import threading
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +157,7 @@ class Spool:
             # A folder (or anything but a file) named like a segment is not one: skip it.
             if path.stem.isdigit() and path.is_file():
                 number = int(path.stem)
+                path.chmod(0o600)  # an older receiver may have left it readable
                 self._segments[number] = _Segment(number, path, path.stat().st_size)
         self._recovered = sorted(self._segments)
         self._lock = threading.Lock()
@@ -157,7 +165,13 @@ class Spool:
         self._written = 0  # entries appended
         self._synced = 0  # entries known to be on disk
         self.skipped = 0
-        self._current = self._new_segment()
+        self.refusing: str | None = None  # why the last append failed, until one succeeds
+        try:
+            self._current = self._new_segment()
+        except OSError as exc:
+            raise ConfigError(
+                f"FAITHMON_SPOOL_DIR: cannot write in {self.directory} ({exc.strerror or exc})"
+            ) from None
 
     @property
     def size_bytes(self) -> int:
@@ -166,7 +180,9 @@ class Spool:
     def _new_segment(self) -> _Segment:
         number = max(self._segments, default=0) + 1
         segment = _Segment(number, self.directory / f"{number:012d}{_SUFFIX}")
-        segment.file = open(segment.path, "ab", buffering=0)  # noqa: SIM115 (closed on roll)
+        segment.file = open(  # noqa: SIM115 (closed on roll)
+            segment.path, "ab", buffering=0, opener=_private
+        )
         self._segments[number] = segment
         _fsync_dir(self.directory)
         return segment
@@ -181,14 +197,17 @@ class Spool:
         entry = _HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)) + payload
         with self._lock:
             if self.size_bytes + len(entry) > self._max_bytes:
-                raise SaturatedError(f"the spool is full ({self.size_bytes // 1_000_000} MB)")
-            if self._current.size >= self._segment_bytes:
-                self._roll()
-            segment = self._current
+                self.refusing = f"the spool is full ({self.size_bytes // 1_000_000} MB)"
+                raise SaturatedError(self.refusing)
             try:
-                segment.file.write(entry)
+                if self._current.size >= self._segment_bytes:
+                    self._roll()
+                segment = self._current
+                _write_whole(segment, entry)
             except OSError as exc:
-                raise SaturatedError(f"the spool cannot be written ({exc.strerror})") from None
+                self.refusing = f"the spool cannot be written ({exc.strerror or exc})"
+                raise SaturatedError(self.refusing) from None
+            self.refusing = None
             segment.size += len(entry)
             self._hold(segment, traces)
             self._written += 1
@@ -240,9 +259,15 @@ class Spool:
                 segment.open -= count
                 if segment.open <= 0 and segment is not self._current:
                     self._delete(segment)
+                    self.refusing = None  # room was made
             current = self._current
-            if current.open <= 0 and current.size >= min(1 << 20, self._segment_bytes):
-                self._roll()  # keeps what a restart replays short when traffic is light
+            if current.open <= 0 and current.size > 0:
+                # Everything in it is stored: raw content leaves the disk now, not at
+                # the next megabyte or the next clean stop.
+                try:
+                    self._roll()
+                except OSError as exc:
+                    logger.warning("faithmon: could not roll the spool (%s)", exc.strerror)
 
     def _delete(self, segment: _Segment) -> None:
         try:
@@ -278,8 +303,25 @@ class Spool:
                     self._delete(segment)
             self._recovered = []
 
-    def _entries(self, path: Path) -> Iterator[bytes]:
-        data = path.read_bytes()
+    def items_of(self, trace_ids: Collection[str]) -> list[TraceItem]:
+        """The spooled items of these unsettled traces, read back from their segments."""
+        with self._lock:
+            numbers = sorted({n for t in trace_ids for n in self._traces.get(t, ())})
+            # Up to the size each had now: an entry being appended is not read half-written.
+            found = [self._segments[n] for n in numbers if n in self._segments]
+            segments = [(s.path, s.size) for s in found]
+        wanted = set(trace_ids)
+        items: list[TraceItem] = []
+        for path, size in segments:
+            for payload in self._entries(path, size):
+                try:
+                    items.extend(i for i in decode(payload) if i.trace_id in wanted)
+                except (ValueError, TypeError, IndexError):
+                    continue  # counted as skipped when the segment was first replayed
+        return items
+
+    def _entries(self, path: Path, size: int | None = None) -> Iterator[bytes]:
+        data = path.read_bytes()[:size]
         offset = 0
         view = memoryview(data)
         while offset + _HEADER.size <= len(data):
@@ -317,6 +359,27 @@ class Spool:
                     self._delete(segment)
         fcntl.flock(self._lock_file, fcntl.LOCK_UN)
         self._lock_file.close()
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
+
+
+def _write_whole(segment: _Segment, entry: bytes) -> None:
+    """Write every byte of ``entry`` or none: a short write is cut back and raised."""
+    view = memoryview(entry)
+    written = 0
+    try:
+        while written < len(entry):
+            count = segment.file.write(view[written:])
+            if not count:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            written += count
+    except OSError:
+        if written:
+            # The segment is opened for appending, so the next entry starts here again.
+            os.ftruncate(segment.file.fileno(), segment.size)
+        raise
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -120,7 +120,7 @@ def shim_to(tmp_path: Path) -> Iterator[tuple[str, Store, Pipeline, Spool]]:
     store = Store()
     spool = Spool(tmp_path / "spool", 64 << 20)
     pipeline = _pipeline(store, 2, spool=spool)
-    pipeline._sampler = KeepAll()
+    pipeline._book._sampler = KeepAll()
     app = create_app(pipeline, max_body_bytes=8 << 20, run_pipeline=True)
     # faithmon's own uvicorn settings: the lifespan starts the pipeline and its workers.
     with serve_in_thread(app, serving.config) as url:

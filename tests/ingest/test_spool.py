@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import stat
+import subprocess
+import sys
+import textwrap
 from collections.abc import Collection
 from pathlib import Path
 
@@ -85,7 +90,9 @@ def test_stored_traces_leave_no_segment_behind(tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("*.spool"))) > 3
     receiver.flush_all()
     assert len(store.records) == 40
-    assert len(list(tmp_path.glob("*.spool"))) == 1  # the current segment, still open
+    # The current segment, still open, rolled to an empty one: no content rests on disk.
+    [current] = tmp_path.glob("*.spool")
+    assert current.stat().st_size == 0
     spool.close()
     assert list(tmp_path.glob("*.spool")) == []
 
@@ -243,3 +250,107 @@ def test_the_throttle_says_what_it_held_back() -> None:
         "faithmon: saving failed (ConnectionError) (29 more like it in 30 s)",
         "faithmon: saving failed (ConnectionError) (29 more like it in 30 s)",
     ]
+
+
+def test_a_quiet_receiver_keeps_no_raw_content_on_disk(tmp_path: Path) -> None:
+    """Unscrubbed content leaves the disk as soon as its trace is stored, without waiting
+    for a megabyte of traffic or a clean stop; segments are readable by the owner only."""
+    spool = Spool(tmp_path, max_bytes=10 << 20)
+    store = Store()
+    receiver = pipeline(store, spool)
+    receiver.submit(spans(trace_id(1), question="Mail ana@example.com about card 4111"))
+    [segment] = tmp_path.glob("*.spool")
+    assert stat.S_IMODE(segment.stat().st_mode) == 0o600
+    assert b"ana@example.com" in segment.read_bytes()
+    receiver.flush_all()
+    assert list(store.records) == [trace_id(1)]
+    for left in tmp_path.glob("*.spool"):
+        assert left.stat().st_size == 0
+        assert stat.S_IMODE(left.stat().st_mode) == 0o600
+    spool.close()
+
+
+def test_records_past_the_backlog_are_stored_without_a_restart(tmp_path: Path) -> None:
+    """In a long outage records beyond what memory holds stay in the spool and are re-read
+    from it when the store answers again: every acknowledged trace is stored, none lost."""
+    spool = Spool(tmp_path, max_bytes=10 << 20)
+    store = Store()
+    store.down = True
+    receiver = Pipeline(
+        store, sampler=KeepAll(), scrubber=identity, spool=spool, quiet_seconds=0, max_backlog=10
+    )
+    for n in range(35):
+        receiver.submit(spans(trace_id(n)))  # never refused: the spool bounds acceptance
+        receiver.tick()
+    assert receiver.store_failing and not receiver.saturated
+    assert receiver.stats["lost"] == 0
+    store.down = False
+    receiver.tick()
+    receiver.flush_all()
+    assert sorted(store.records) == [trace_id(n) for n in range(35)]
+    assert store.records[trace_id(0)].question == "Where is order A17?"
+    assert not receiver.store_failing
+    spool.close()
+    assert list(tmp_path.glob("*.spool")) == []
+
+
+_FULL_DISK = """
+import resource, signal, sys
+from faithmon.errors import SaturatedError
+from faithmon.ingest.spool import Spool, encode
+from tests.ingest.factory import spans, trace_id
+
+spool = Spool(sys.argv[1], max_bytes=10 << 20)
+# The disk fills mid-entry: the kernel writes what fits (a short write), then refuses.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (3_000, resource.RLIM_INFINITY))
+acknowledged = 0
+try:
+    for n in range(100):
+        spool.append(encode(spans(trace_id(n), question="q" * 300)), {trace_id(n)})
+        acknowledged += 1
+except SaturatedError as exc:
+    print(acknowledged, spool.refusing or "", sep="\t")
+    sys.stdout.flush()
+    import os
+    os._exit(0)  # a crash right after: no clean stop
+"""
+
+
+def test_a_short_write_on_a_full_disk_is_refused_and_cut_back(tmp_path: Path) -> None:
+    """A write the disk cuts short is never acknowledged, and the segment is cut back to its
+    last whole entry: after a crash every acknowledged entry replays and none is torn."""
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_FULL_DISK), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert run.returncode == 0, run.stderr
+    acknowledged, refusing = run.stdout.strip().split("\t")
+    assert 0 < int(acknowledged) < 100
+    assert "cannot be written" in refusing
+    again = Spool(tmp_path, max_bytes=10 << 20)
+    items = [item for _, batch in again.recovered() for item in batch]
+    assert again.skipped == 0
+    assert len({item.trace_id for item in items}) == int(acknowledged)
+    again.close()
+
+
+def test_healthz_reports_a_spool_that_refuses(tmp_path: Path) -> None:
+    """While the spool refuses (full), the pipeline reports itself saturated, so /healthz
+    answers 503 rather than ok while every export gets 503; room made clears it."""
+    spool = Spool(tmp_path, max_bytes=3_000, segment_bytes=1_000)
+    store = Store()
+    store.down = True
+    receiver = pipeline(store, spool)
+    with pytest.raises(SaturatedError):
+        for n in range(50):
+            receiver.submit(spans(trace_id(n)))
+    assert receiver.saturated
+    store.down = False
+    receiver.flush_all()
+    assert not receiver.saturated
+    spool.close()
