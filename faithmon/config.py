@@ -57,6 +57,9 @@ class Settings:
     db_statement_timeout: float = _setting(
         "FAITHMON_DB_STATEMENT_TIMEOUT", "300", _non_negative_float,
         "Seconds a statement may run on PostgreSQL (0: no limit; schema upgrades have none)")
+    drain_seconds: float = _setting(
+        "FAITHMON_DRAIN_SECONDS", "20", _positive_float,
+        "Seconds a stopping receiver spends saving; the rest stays in its spool")
     sample_rate: float = _setting(
         "FAITHMON_SAMPLE_RATE", "1.0", _rate,
         "Share of traces kept, decided by trace id (0.0 to 1.0)")
@@ -357,8 +360,7 @@ class Settings:
         "Host names serve answers to, comma-separated; * any (unset: on a loopback bind "
         "that address, localhost and 127.0.0.1; beyond loopback any, keys being required)")
     log_level: str = _setting(
-        "FAITHMON_LOG_LEVEL", "INFO", _level,
-        "Log level of faithmon's processes")
+        "FAITHMON_LOG_LEVEL", "INFO", _level, "Log level of faithmon's processes")
     # fmt: on
 
     @classmethod

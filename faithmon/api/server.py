@@ -3,7 +3,9 @@
 On the first SIGTERM or SIGINT the receiver keeps its socket open but answers
 503 (with Retry-After) to every export and to /healthz, so load balancers and
 exporters move on and retry; meanwhile it saves every buffered trace, and only
-then does uvicorn close the socket and exit. A second signal exits at once.
+then does uvicorn close the socket and exit. Saving gets ``drain_seconds`` (a hung
+database never answers): what is not saved by then stays in the spool and is
+replayed at the next start. A second signal exits at once.
 
 Idle connections close after ``KEEP_ALIVE_SECONDS``, set here explicitly
 because the receiver's Retry-After is derived from it (see ``ingest.http``).
@@ -27,15 +29,21 @@ logger = logging.getLogger(__name__)
 
 class DrainingServer(uvicorn.Server):
     def __init__(
-        self, config: uvicorn.Config, pipeline: Pipeline, before_drain: Callable[[], None]
+        self,
+        config: uvicorn.Config,
+        pipeline: Pipeline,
+        before_drain: Callable[[], None],
+        drain_seconds: float | None = None,
     ) -> None:
         super().__init__(config)
         self._pipeline = pipeline
+        self._drain_seconds = drain_seconds
         self._before_drain = before_drain
         self._draining = threading.Event()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._draining.is_set():
+            self._pipeline.hurry()
             super().handle_exit(sig, frame)
             return
         self._draining.set()
@@ -44,8 +52,15 @@ class DrainingServer(uvicorn.Server):
         def drain() -> None:
             try:
                 self._before_drain()
-                saved = self._pipeline.drain()
-                logger.info("faithmon: drained; %d records saved in all", saved)
+                if self._pipeline.drain(self._drain_seconds):
+                    saved = self._pipeline.stats["records"]
+                    logger.info("faithmon: drained; %d records saved in all", saved)
+                else:
+                    logger.warning(
+                        "faithmon: saving outlasted the drain (%s s); what is not saved "
+                        "stays in the spool for the next start",
+                        self._drain_seconds,
+                    )
             finally:
                 self.should_exit = True
 
@@ -85,6 +100,8 @@ def serve(
     sock: socket.socket,
     pipeline: Pipeline,
     before_drain: Callable[[], None] = lambda: None,
+    drain_seconds: float | None = None,
 ) -> None:
     host, port = sock.getsockname()[:2]
-    DrainingServer(config(app, host, port), pipeline, before_drain).run(sockets=[sock])
+    server = DrainingServer(config(app, host, port), pipeline, before_drain, drain_seconds)
+    server.run(sockets=[sock])

@@ -73,9 +73,12 @@ class Heartbeat:
         self._thread = threading.Thread(target=run, name="faithmon-heartbeat", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
-        """Stop beating and say the receiver stopped cleanly."""
+    def stop(self, seconds: float = 5.0) -> None:
+        """Stop beating and say the receiver stopped cleanly, if the store answers within
+        ``seconds`` (a hung database must not keep a stopping receiver alive)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join()
-        self.beat(stopped=True)
+            self._thread.join(seconds)
+        last = threading.Thread(target=self.beat, kwargs={"stopped": True}, daemon=True)
+        last.start()
+        last.join(seconds)

@@ -189,7 +189,9 @@ def serve(host: str, port: int, grpc_port: int) -> None:
         beat.start()
         stack.callback(beat.stop)
         logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, bound)
-        server.serve(app, sock, pipeline, before_drain=stop_grpc)
+        server.serve(
+            app, sock, pipeline, before_drain=stop_grpc, drain_seconds=settings.drain_seconds
+        )
 
 
 @click.command()

@@ -113,6 +113,10 @@ class Pipeline:
         self.last_error = ""  # the kind of the last failed save (the heartbeat reports it)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        # The final save runs on its own thread, so a stop can give up on a hung store.
+        self._stopping = threading.Lock()
+        self._finisher: threading.Thread | None = None
+        self._deadline: float | None = None
 
     def _full(self, extra_items: int = 0) -> str | None:
         assembler = self._assembler
@@ -141,11 +145,18 @@ class Pipeline:
         """Records or feedback wait because the last save failed."""
         return bool(self._backlog or self._overflow or self._feedback_backlog)
 
-    def drain(self) -> int:
-        """Refuse new spans from now on (503) and save everything buffered."""
+    def drain(self, seconds: float | None = None) -> bool:
+        """Refuse new spans from now on (503) and save everything buffered, for at most
+        ``seconds``: False when the saves outlast it (a hung database). What is not saved
+        then stays in the spool for the next start."""
         self.draining = True
-        self.stop()
-        return self.stats["records"]
+        if seconds is not None:
+            self._deadline = time.monotonic() + seconds
+        return self.stop()
+
+    def hurry(self) -> None:
+        """Stop waiting for saves now (a second signal): ``stop`` returns at once."""
+        self._deadline = time.monotonic()
 
     def submit(self, items: Sequence[TraceItem]) -> None:
         """Buffer spans and log records for assembly.
@@ -357,11 +368,31 @@ class Pipeline:
         self._thread = threading.Thread(target=run, name="faithmon-pipeline", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
-        """Stop ticking and save whatever is still buffered."""
+    def stop(self) -> bool:
+        """Stop ticking and save whatever is still buffered; after ``drain(seconds)`` or
+        ``hurry()``, wait no longer than their deadline (False if it passed)."""
         self._stop.set()
+        with self._stopping:
+            if self._finisher is None:
+                self._finisher = threading.Thread(target=self._finish, daemon=True)
+                self._finisher.start()
+            finisher = self._finisher
+        while finisher.is_alive():
+            deadline = self._deadline
+            # Waits in short steps so that a deadline set meanwhile (hurry) is met.
+            wait = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+            if wait <= 0:
+                return False
+            finisher.join(wait)
+        with self._stopping:
+            self._finisher = None if self._finisher is finisher else self._finisher
+        return True
+
+    def _finish(self) -> None:
         if self._thread is not None:
-            self._thread.join()
+            self._thread.join()  # a tick saving now holds the process lock anyway
             self._thread = None
-        self.flush_all()
-        self._stages.close()
+        try:
+            self.flush_all()
+        finally:
+            self._stages.close()

@@ -22,6 +22,7 @@ class CuttableProxy:
         self._cut = False
         self._hung = False
         self._closed = False
+        self.swallowed = 0  # bytes sent into the silence on connections made before hang()
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()
 
@@ -90,6 +91,8 @@ class CuttableProxy:
             while data := source.recv(65536):
                 if sink is not None and not self._hung:
                     sink.sendall(data)
+                elif sink is not None:
+                    self.swallowed += len(data)
         except OSError:
             pass
         finally:

@@ -290,3 +290,54 @@ def test_a_hung_database_stalls_neither_health_nor_acknowledgement(
             _, log = process.communicate(timeout=60)
     assert sent >= 10
     assert "cannot read API keys (OperationalError)" in log, "the refresh met the silence"
+
+
+def test_sigterm_while_the_database_hangs_exits_and_the_next_start_stores_the_rest(
+    base_env: dict[str, str], postgres_url: str, servers: list[subprocess.Popen[str]]
+) -> None:
+    """A save waits on a blackholed database; SIGTERM ends the receiver once its drain
+    deadline passes, and what it acknowledged but could not save stays in its spool: the
+    next start (the database answering again) stores every trace, once."""
+    faithmon(base_env, "db", "upgrade")
+    target = make_url(postgres_url)
+    traces = Traces()
+    with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
+        env = {
+            **base_env,
+            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
+                hide_password=False
+            ),
+            "FAITHMON_DB_CONNECT_TIMEOUT": "2",
+            "FAITHMON_DRAIN_SECONDS": "3",
+        }
+        url, process = start(env)
+        servers.append(process)
+        acknowledged: set[str] = set()
+        for n in range(40):
+            if n == 10:
+                # The first ten are stored: the receiver's pool holds live connections,
+                # which the blackhole then silences mid-conversation.
+                wait_for(lambda: stored(postgres_url)[0] >= 10, 60, "10 stored records")
+                proxy.hang()
+            trace_id, body = traces.body(n)
+            assert post(url, body) == 200
+            acknowledged.add(trace_id)
+        wait_for(lambda: proxy.swallowed > 0, 60, "a statement sent into the silence")
+        process.send_signal(signal.SIGTERM)
+        _, log = process.communicate(timeout=60)  # never returned before the drain deadline
+    assert "saving outlasted the drain (3.0 s)" in log
+    assert stored(postgres_url)[0] < 40
+    url, process = start(base_env)  # the database answers again
+    servers.append(process)
+    wait_for(lambda: stored(postgres_url)[0] >= 40, 60, "40 stored records")
+    assert stored(postgres_url) == (40, 40)
+    assert _trace_ids(postgres_url) == acknowledged
+
+
+def _trace_ids(database_url: str) -> set[str]:
+    engine = store_engine.make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            return set(connection.execute(select(RecordRow.trace_id)).scalars())
+    finally:
+        engine.dispose()

@@ -9,7 +9,8 @@ import stat
 import subprocess
 import sys
 import textwrap
-from collections.abc import Collection
+import threading
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
 from faithmon.ingest.spans import IngestEvent, IngestLog, IngestSpan
 from faithmon.ingest.spool import Spool, decode, encode
+from faithmon.model import RagRecord
 from tests.ingest.factory import Store, spans, trace_id
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -354,3 +356,38 @@ def test_healthz_reports_a_spool_that_refuses(tmp_path: Path) -> None:
     receiver.flush_all()
     assert not receiver.saturated
     spool.close()
+
+
+class HungStore(Store):
+    """A store whose save never returns until released: a blackholed database."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, records: Sequence[RagRecord]) -> None:
+        self.entered.set()
+        self.release.wait(60)
+        super().__call__(records)
+
+
+def test_a_stop_gives_up_on_a_hung_store_at_its_deadline(tmp_path: Path) -> None:
+    """drain(seconds) returns False once the deadline passes with a save still waiting;
+    hurry() (a second signal) ends a drain that has no deadline; the spool keeps it all."""
+    for bounded in (True, False):
+        spool = Spool(tmp_path / str(bounded), max_bytes=10 << 20)
+        store = HungStore()
+        receiver = pipeline(store, spool)
+        receiver.submit(spans(trace_id(1)))
+        receiver.start(interval=0.01)
+        assert store.entered.wait(30)
+        if bounded:
+            assert receiver.drain(0.2) is False
+        else:
+            threading.Timer(0.2, receiver.hurry).start()
+            assert receiver.drain() is False
+        assert store.records == {}
+        assert len(spool.items_of({trace_id(1)})) == 2  # still on disk for the next start
+        store.release.set()
+        spool.close()
