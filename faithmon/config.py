@@ -225,7 +225,7 @@ class Settings:
         "How long a claimed batch stays leased before another worker may take it")
     retention_days: int = _setting(
         "FAITHMON_RETENTION_DAYS", "30", _non_negative_int,
-        "Records, chunks and claims older than this are deleted (0 keeps them)")
+        "Days after faithmon received them that records, chunks and claims are deleted (0: kept)")
     drift_dimensions: tuple[str, ...] = _setting(
         "FAITHMON_DRIFT_DIMENSIONS",
         "service,route,tenant,model,retriever_version,prompt_version,language", _names,

@@ -23,7 +23,8 @@ def apply_retention(
     judge_name: str,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> int:
-    """Delete records older than ``days`` (after rolling them into daily aggregates)."""
+    """Delete records received more than ``days`` ago (after rolling them into daily
+    aggregates)."""
     if days <= 0:
         return 0
     cutoff = now() - timedelta(days=days)
@@ -38,5 +39,5 @@ def apply_retention(
         if batch < BATCH:
             break
     if deleted:
-        logger.info("faithmon: retention deleted %d records older than %s", deleted, cutoff)
+        logger.info("faithmon: retention deleted %d records received before %s", deleted, cutoff)
     return deleted

@@ -23,6 +23,20 @@ JUDGE_ERROR = "judge_error"
 # A record rebuilt from late spans replaces one that no judge has seen yet.
 REPLACEABLE = (PENDING, NO_CONTEXT, INCOMPLETE_EVIDENCE)
 
+# A record keeps the time faithmon received it (``ingested_at``, the receiver's clock):
+# retention counts from it, since the app's clock may be anything. A start that clock
+# puts far from that time is stored as the time received, with a repair noted:
+# - ahead: an ended span cannot start after it is received, so only skew puts it
+#   there; an hour covers any real skew, and caps how long a skewed record can sit
+#   first in "newest first" (the lists order by start);
+# - behind: a receiver holds a trace for seconds, its spool through an outage for
+#   days; a year is neither, but a zero or garbled timestamp (1970).
+# Migration 0027 applied the same rule to the records stored before it.
+START_AHEAD_LIMIT = timedelta(hours=1)
+START_BEHIND_LIMIT = timedelta(days=365)
+START_AHEAD_REPAIR = "started_at: more than 1 hour after it was received, set to that time"
+START_BEHIND_REPAIR = "started_at: more than 365 days before it was received, set to that time"
+
 
 def initial_status(record: RagRecord) -> str:
     """Only a record with whole evidence and at least one chunk waits for the judge."""
@@ -35,11 +49,23 @@ def _chunk_json(chunk: Chunk) -> dict[str, Any]:
     return {"id": chunk.id, "text": chunk.text, "score": chunk.score, "metadata": chunk.metadata}
 
 
-def _record_row(record: RagRecord, now: datetime) -> dict[str, Any]:
+def received_columns(record: RagRecord, received_at: datetime) -> dict[str, Any]:
+    """The columns a record takes from the time it was received: that time, the start
+    (clamped to it when far from it) and the repairs (with the clamp's)."""
+    started_at, repairs = record.started_at, list(record.repairs)
+    if started_at > received_at + START_AHEAD_LIMIT:
+        started_at = received_at
+        repairs.append(START_AHEAD_REPAIR)
+    elif started_at < received_at - START_BEHIND_LIMIT:
+        started_at = received_at
+        repairs.append(START_BEHIND_REPAIR)
+    return {"started_at": started_at, "ingested_at": received_at, "repairs": repairs or None}
+
+
+def _record_row(record: RagRecord, received_at: datetime) -> dict[str, Any]:
     return {
         "trace_id": record.trace_id,
-        "started_at": record.started_at,
-        "ingested_at": now,
+        **received_columns(record, received_at),
         "question": record.question,
         "answer": record.answer,
         "chunks": [_chunk_json(c) for c in record.chunks],
@@ -53,7 +79,6 @@ def _record_row(record: RagRecord, now: datetime) -> dict[str, Any]:
         "incomplete_reason": record.incomplete,
         "convention": record.convention or None,
         "root_span_id": record.root_span_id or None,
-        "repairs": list(record.repairs) or None,
     }
 
 
@@ -89,17 +114,19 @@ def to_record(row: RecordRow) -> RagRecord:
     )
 
 
-def save_records(session: Session, records: Sequence[RagRecord]) -> int:
-    """Insert records; returns rows written.
+def save_records(
+    session: Session, records: Sequence[RagRecord], received_at: datetime | None = None
+) -> int:
+    """Insert records received at ``received_at`` (default: now); returns rows written.
 
     A trace id already stored is left as it is, except by a record rebuilt
     from late spans (``late``), which replaces it while it is not yet scored.
     """
     if not records:
         return 0
-    now = datetime.now(UTC)
-    fresh = [_record_row(r, now) for r in records if not r.late]
-    late = [_record_row(r, now) for r in records if r.late]
+    received = received_at or datetime.now(UTC)
+    fresh = [_record_row(r, received) for r in records if not r.late]
+    late = [_record_row(r, received) for r in records if r.late]
     written = 0
     if fresh:
         statement = insert_for(session, RecordRow).on_conflict_do_nothing(
@@ -111,7 +138,9 @@ def save_records(session: Session, records: Sequence[RagRecord]) -> int:
         _save_documents(session, stored)
     for row in late:
         statement = insert_for(session, RecordRow).values(row)
-        replace_columns = {k: statement.excluded[k] for k in row if k not in ("trace_id",)}
+        # It keeps the time it was first received: late spans do not restart retention.
+        kept = ("trace_id", "ingested_at")
+        replace_columns = {k: statement.excluded[k] for k in row if k not in kept}
         statement = statement.on_conflict_do_update(
             index_elements=["trace_id"],
             set_=replace_columns,

@@ -31,9 +31,12 @@ def apply_retention(
     judge: str,
     limit: int | None = None,
 ) -> int:
-    """Roll records older than ``cutoff`` up into daily segment aggregates, then delete
-    them with their evaluations, claims, feedback and document rows. Returns records
-    deleted.
+    """Roll records received before ``cutoff`` up into daily segment aggregates (by the
+    day they started), then delete them with their evaluations, claims, feedback and
+    document rows. Returns records deleted.
+
+    Age is the time faithmon received a record, never the app's start time: a
+    record from a wrong clock is neither deleted at once nor kept forever.
 
     A record still waiting for the judge (pending) or held by a worker (leased) is
     kept whatever its age: it has not been judged yet, and a worker holding it would
@@ -53,14 +56,14 @@ def apply_retention(
         RecordRow.labels,
         RecordRow.status,
     ).where(
-        RecordRow.started_at < cutoff,
+        RecordRow.ingested_at < cutoff,
         RecordRow.status != PENDING,
         # Any owner, even past its lease: that worker may still settle the record.
         RecordRow.lease_owner.is_(None),
     )
     if limit is not None:
         # Oldest first, a bounded batch per transaction: no lock is held for long.
-        query = query.order_by(RecordRow.started_at, RecordRow.id).limit(limit)
+        query = query.order_by(RecordRow.ingested_at, RecordRow.id).limit(limit)
     # Locked until commit, so a concurrent settle or rescore cannot change a row
     # between the roll-up and the delete; rows another transaction holds wait for
     # the next run.

@@ -61,6 +61,7 @@ class RecordRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     trace_id: Mapped[str] = mapped_column(String(32), unique=True)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    # When faithmon received it, by the receiver's clock: what retention counts from.
     ingested_at: Mapped[datetime] = mapped_column(UTCDateTime())
     question: Mapped[str] = mapped_column(Text)
     answer: Mapped[str] = mapped_column(Text)
@@ -85,6 +86,8 @@ class RecordRow(Base):
 
     __table_args__ = (
         Index("ix_records_status_id", "status", "id"),
+        # Retention's batches, oldest received first.
+        Index("ix_records_ingested_at_id", "ingested_at", "id"),
         Index("ix_records_tenant_started_at", "tenant", "started_at"),
         # What the report counts by, read without the record rows: on SQLite a row holds
         # its chunks, so reading labels for every record reads the whole table (0.1 s per

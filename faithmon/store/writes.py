@@ -95,7 +95,11 @@ def _isolate(
 
 
 def _store_invalid(
-    sessions: Sessions, record: RagRecord, error: BaseException, stats: WriteStats
+    sessions: Sessions,
+    record: RagRecord,
+    error: BaseException,
+    stats: WriteStats,
+    received_at: datetime,
 ) -> None:
     reason = _reason(error)
     logger.error(
@@ -105,8 +109,7 @@ def _store_invalid(
     )
     row = {
         "trace_id": record.trace_id,
-        "started_at": record.started_at,
-        "ingested_at": datetime.now(UTC),
+        **store_records.received_columns(record, received_at),
         "question": "",
         "answer": "",
         "chunks": [],
@@ -114,7 +117,6 @@ def _store_invalid(
         "status": INVALID,
         "sample_reason": record.sample_reason[:100],
         "last_error": reason,
-        "repairs": list(record.repairs) or None,
     }
 
     def write(session: Session) -> None:
@@ -136,13 +138,26 @@ def _store_invalid(
     stats.invalid += 1
 
 
-def save_records(sessions: Sessions, records: Sequence[RagRecord], stats: WriteStats) -> None:
-    """Save records, isolating those the database refuses; raises StoreUnavailable."""
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def save_records(
+    sessions: Sessions,
+    records: Sequence[RagRecord],
+    stats: WriteStats,
+    now: Callable[[], datetime] = _utc_now,
+) -> None:
+    """Save records, isolating those the database refuses; raises StoreUnavailable.
+
+    ``now`` is the receiver's clock: read once, it is when each record was received.
+    """
+    received_at = now()
     _isolate(
         sessions,
         records,
-        store_records.save_records,
-        lambda record, error: _store_invalid(sessions, record, error, stats),
+        lambda session, items: store_records.save_records(session, items, received_at),
+        lambda record, error: _store_invalid(sessions, record, error, stats, received_at),
     )
 
 

@@ -28,6 +28,7 @@ from tests.timing import days_ago
 pytestmark = pytest.mark.one_backend
 
 T0 = days_ago(1, hour=9)  # on the hour, so an hourly tally's hour equals it
+AGO = T0 - timedelta(days=40)  # when the old records were received: retention counts from it
 
 
 def test_pipeline_counts_every_decision_and_stores_drops(
@@ -99,8 +100,8 @@ def test_retention_deletes_old_records_and_keeps_aggregates(
 ) -> None:
     """Records past the window go, with their evaluations; daily aggregates stay."""
     with sessions.begin() as session:
-        store_records.save_records(session, [old_record(n, 40, "billing") for n in range(4)])
-        store_records.save_records(session, [old_record(10, 1, "billing")])
+        store_records.save_records(session, [old_record(n, 40, "billing") for n in range(4)], AGO)
+        store_records.save_records(session, [old_record(10, 1, "billing")], T0)
     score_pending(sessions, OfflineJudge())
     deleted = apply_retention(sessions, 30, ("route",), OfflineJudge().name, now=lambda: T0)
     assert deleted == 4
@@ -123,10 +124,12 @@ def _trace(n: int) -> str:
 def test_retention_keeps_leased_and_pending_records(sessions: sessionmaker[Session]) -> None:
     """Past the cutoff a scored record goes; a leased or a pending one stays for its worker."""
     with sessions.begin() as session:
-        store_records.save_records(session, [old_record(n, 40, "billing") for n in range(2)])
+        store_records.save_records(session, [old_record(n, 40, "billing") for n in range(2)], AGO)
     score_pending(sessions, OfflineJudge())
     with sessions.begin() as session:
-        store_records.save_records(session, [old_record(n, 40, "billing") for n in range(2, 5)])
+        store_records.save_records(
+            session, [old_record(n, 40, "billing") for n in range(2, 5)], AGO
+        )
         leased = store_records.claim_pending(session, "worker-a", limit=2, lease_seconds=300)
     assert [record.trace_id for _, record in leased] == [_trace(2), _trace(3)]
     with sessions.begin() as session:

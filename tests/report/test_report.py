@@ -317,7 +317,7 @@ def seed(sessions: sessionmaker[Session]) -> tuple[list[RagRecord], Alert]:
         for i in range(12)
     ]
     with sessions() as session, session.begin():
-        store_records.save_records(session, records)
+        store_records.save_records(session, records, T0 + timedelta(hours=2))
     with sessions() as session, session.begin():
         ids = {s.record.trace_id: s.id for s in stored_records(session, limit=100)}
         for i, record in enumerate(records):

@@ -8,7 +8,7 @@ The table of what each reads, so a change that loses an index is caught here:
 | job or page | query | index |
 | --- | --- | --- |
 | worker: claim a batch | pending records, oldest id first | ``ix_records_status_id`` |
-| worker: retention pass | records before the cutoff, oldest first | ``ix_records_started_at`` |
+| worker: retention pass | the oldest received, before the cutoff | ``ix_records_ingested_at_id`` |
 | worker: drift run | outcomes after the horizon, in trace order | ``ix_records_started_at`` |
 | worker: drift run | a score behind the horizon (late) | ``ix_evaluations_judge_id`` |
 | worker: drift run | the oldest record waiting for the judge | ``ix_records_status_id`` |
@@ -124,7 +124,7 @@ def _seed(sessions: sessionmaker[Session]) -> sessionmaker[Session]:
     ]
     claims = (Claim("x", "supported", chunk=0), Claim("y", "unsupported", critical=True))
     with sessions.begin() as session:
-        store_records.save_records(session, records)
+        store_records.save_records(session, records, start + timedelta(minutes=300))
         ids = list(session.scalars(RecordRow.__table__.select().with_only_columns(RecordRow.id)))
         for record_id in ids[:200]:
             judgement = Judgement(JUDGE, "ok", claims[: 1 + record_id % 2])
@@ -207,7 +207,7 @@ def test_query_reads_an_index(shared: sessionmaker[Session], name: str) -> None:
 
 
 def test_retention_reads_an_index(stored: sessionmaker[Session]) -> None:
-    """A retention pass selects its batch by the start index (and deletes by id)."""
+    """A retention pass selects its batch by the received index (and deletes by id)."""
     engine = stored.kw["bind"]
     with captured(engine) as statements:
         deleted = apply_retention(stored, 5, ("route",), JUDGE)

@@ -192,7 +192,8 @@ def test_ingested_documents_go_with_their_records(sessions: sessionmaker[Session
         )
     ]
     stats = writes.WriteStats()
-    writes.save_records(sessions, made, stats)
+    writes.save_records(sessions, made[:2], stats, now=lambda: old)
+    writes.save_records(sessions, made[2:], stats, now=lambda: kept)
     assert stats.invalid == 0 and _passed(sessions) == {"a": 1, "b": 3, "c": 1}
     rebuilt = replace(made[2], chunks=(Chunk(0, "text", id="d"),), late=True)
     writes.save_records(sessions, [rebuilt], stats)
