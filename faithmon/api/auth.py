@@ -14,9 +14,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from ..model import ApiKey
+from . import key_cache
 from .keys import Grant, bearer, matches, prefix_of
 
 logger = logging.getLogger(__name__)
@@ -51,8 +53,10 @@ class KeyRing:
         load: Callable[[], Sequence[ApiKey]],
         refresh_seconds: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        cache: Path | None = None,
     ) -> None:
         self._load, self._refresh, self._clock = load, refresh_seconds, clock
+        self._cache = cache  # the keys last read, for a start while the store is down
         self._lock = threading.Lock()
         self._by_prefix: dict[str, list[ApiKey]] = {}
         self._by_id: dict[int, ApiKey] = {}
@@ -103,18 +107,27 @@ class KeyRing:
                     )
                 self._failing = True
                 if self._loaded_at is None:
-                    raise
+                    cached = key_cache.read(self._cache) if self._cache is not None else None
+                    if cached is None:
+                        raise
+                    self._use(cached)
+                    return
                 self._loaded_at = self._clock()
                 return
             self._failing = False
-            # Revoked keys are read too: while any key was ever made, ``auto`` stays closed.
-            active = [k for k in keys if k.revoked_at is None]
-            by_prefix: dict[str, list[ApiKey]] = {}
-            for key in active:
-                by_prefix.setdefault(key.prefix, []).append(key)
-            self._by_prefix, self._by_id = by_prefix, {k.id: k for k in active}
-            self._any = bool(keys)
-            self._loaded_at = self._clock()
+            if self._cache is not None:
+                key_cache.write(self._cache, keys)
+            self._use(keys)
+
+    def _use(self, keys: list[ApiKey]) -> None:
+        # Revoked keys are read too: while any key was ever made, ``auto`` stays closed.
+        active = [k for k in keys if k.revoked_at is None]
+        by_prefix: dict[str, list[ApiKey]] = {}
+        for key in active:
+            by_prefix.setdefault(key.prefix, []).append(key)
+        self._by_prefix, self._by_id = by_prefix, {k.id: k for k in active}
+        self._any = bool(keys)
+        self._loaded_at = self._clock()
 
     def empty(self) -> bool:
         """No key was ever created (revoked ones count: revoking the last key does not open

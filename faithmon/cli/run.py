@@ -146,14 +146,17 @@ def serve(host: str, port: int, grpc_port: int) -> None:
     except ConfigError as exc:
         sock.close()
         raise click.ClickException(str(exc)) from None
-    with wiring.open_store(settings) as sessions, contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as stack:
         stack.callback(sock.close)
         if spool is not None:
             stack.callback(spool.close)
+        # A database that does not answer yet delays writes, not the start: exports are
+        # acknowledged into the spool meanwhile.
+        sessions, schema = stack.enter_context(wiring.open_receiver_store(settings))
         auth = wiring.make_auth(settings, sessions, host)
         _check_auth(auth, host)
         pipeline = wiring.store_pipeline(
-            settings, sessions, spool=spool, processes=settings.ingest_processes
+            settings, sessions, spool=spool, processes=settings.ingest_processes, schema=schema
         )
         pipeline.recover(wiring.make_stored(sessions))
         authorize = None if settings.auth == "off" else ingest_authorizer(auth.ring, auth.config)
@@ -263,8 +266,17 @@ def _check_auth(auth: Auth, host: str) -> None:
     from ..api.auth import is_open
 
     log = logging.getLogger(__name__)
-    auth.ring.refresh()
     mode = auth.config.mode
+    try:
+        auth.ring.refresh()
+    except Exception as exc:
+        if mode != "off":  # the guard answers 503 to what needs a key until keys are read
+            log.warning(
+                "faithmon: cannot read API keys yet (%s); requests that need a key get 503 "
+                "until the database answers",
+                type(exc).__name__,
+            )
+            return
     if mode == "off":
         log.warning("faithmon: FAITHMON_AUTH=off: every route is open to whoever reaches it")
         return

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import drift
 from ..alerts import Policy as AlertPolicy
@@ -20,7 +20,7 @@ from ..alerts.routing import sinks_from_settings
 from ..alerts.rules import load as load_rules
 from ..alerts.sinks import SinkOptions
 from ..config import Settings, part_config
-from ..errors import ConfigError
+from ..errors import ConfigError, StoreUnavailable
 from ..ingest.detectors import Detector
 from ..ingest.pipeline import Pipeline
 from ..ingest.sampler import PolicySampler, SamplingPolicy
@@ -49,6 +49,7 @@ from ..store import engine as store_engine
 from ..store import keys as store_keys
 from ..store import opening as store_opening
 from ..store import records as stored_records
+from ..store.opening import DeferredSchema
 
 if TYPE_CHECKING:
     from ..api.app import Auth
@@ -75,6 +76,32 @@ def open_store(
         if upgrade:
             store_engine.upgrade(engine)
         yield store_engine.session_factory(engine)
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def open_receiver_store(settings: Settings) -> Iterator[tuple[Sessions, DeferredSchema]]:
+    """The receiver's sessions, also when the database does not answer yet: a URL or
+    driver it cannot use fails at once, an unreachable database only delays the schema
+    check (and every write) until it answers."""
+    engine = store_opening.open_engine(
+        settings.database_url,
+        connect_timeout=settings.db_connect_timeout,
+        statement_timeout=settings.db_statement_timeout,
+        connect=False,
+    )
+    schema = store_opening.DeferredSchema(engine)
+    try:
+        try:
+            schema.ensure()
+        except StoreUnavailable as exc:
+            logger.warning(
+                "faithmon: the database does not answer (%s); receiving into the spool "
+                "until it does",
+                exc,
+            )
+        yield store_engine.session_factory(engine), schema
     finally:
         engine.dispose()
 
@@ -231,14 +258,25 @@ def store_pipeline(
     quiet_seconds: float | None = None,
     spool: Spool | None = None,
     processes: int = 0,
+    schema: DeferredSchema | None = None,
 ) -> Pipeline:
-    """The ingest pipeline writing records, feedback and sampling counts to the store."""
+    """The ingest pipeline writing records, feedback and sampling counts to the store
+    (each write after ``schema`` is checked, when the receiver started without it)."""
+
+    def checked(write: Callable[..., None]) -> Callable[..., None]:
+        def call(*args: Any) -> None:
+            if schema is not None:
+                schema.ensure()
+            write(*args)
+
+        return call
+
     return make_pipeline(
         settings,
-        make_save(sessions),
+        checked(make_save(sessions)),
         quiet_seconds=quiet_seconds,
-        save_feedback=make_save_feedback(sessions),
-        save_sampling=make_save_sampling(sessions),
+        save_feedback=checked(make_save_feedback(sessions)),
+        save_sampling=checked(make_save_sampling(sessions)),
         spool=spool,
         processes=processes,
     )
@@ -328,7 +366,10 @@ def make_auth(settings: Settings, sessions: Sessions, host: str) -> Auth:
         metrics_public=settings.metrics_public,
         allowed_hosts=allowed_hosts(settings.allowed_hosts, host),
     )
-    return Auth(KeyRing(load, config.refresh_seconds), config, SessionSigner(scrub_key(settings)))
+    # Beside the spool: a restart while the store is down still knows the keys.
+    cache = Path(settings.spool_dir) / "keys.json" if settings.spool_dir else None
+    ring = KeyRing(load, config.refresh_seconds, cache=cache)
+    return Auth(ring, config, SessionSigner(scrub_key(settings)))
 
 
 def allowed_hosts(named: tuple[str, ...], host: str) -> frozenset[str] | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +82,29 @@ def test_a_store_that_never_answered_is_an_error() -> None:
         ring.refresh()
     verdict = ingest_authorizer(ring, AuthConfig())(None)
     assert verdict[0] == 503
+
+
+def test_a_restart_while_the_store_is_down_uses_the_keys_last_read(tmp_path: Path) -> None:
+    """The keys read are kept beside the spool (hashes only, 0600); a ring that never read
+    the store uses them, a revoked one stays revoked, and no key is written in clear."""
+    key, stored = _key(1, ("ingest",), "acme")
+    revoked, gone = _key(2, ("ingest",))
+    cache = tmp_path / "keys.json"
+    KeyRing(lambda: [stored, replace(gone, revoked_at=days_ago(1))], cache=cache).refresh()
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    assert key not in cache.read_text() and revoked not in cache.read_text()
+
+    def down() -> list[ApiKey]:
+        raise ConnectionError("database down")
+
+    ring = KeyRing(down, cache=cache)
+    ring.refresh()
+    grant = ring.check(key)
+    assert grant is not None and grant.tenant == "acme"
+    assert ring.check(revoked) is None and not ring.empty()
+    cache.write_text("{not json")
+    with pytest.raises(ConnectionError):
+        KeyRing(down, cache=cache).refresh()
 
 
 def test_auto_is_open_only_on_loopback_with_no_key() -> None:

@@ -341,3 +341,45 @@ def _trace_ids(database_url: str) -> set[str]:
             return set(connection.execute(select(RecordRow.trace_id)).scalars())
     finally:
         engine.dispose()
+
+
+def test_a_receiver_starts_while_the_database_is_down_and_stores_once_it_answers(
+    base_env: dict[str, str], postgres_url: str, servers: list[subprocess.Popen[str]]
+) -> None:
+    """A restart during an outage: the receiver starts, knows its keys from beside its
+    spool, acknowledges keyed exports, and checks the schema and stores them all once the
+    database answers. Before, it refused to start and the port stayed closed."""
+    faithmon(base_env, "db", "upgrade")
+    key = json.loads(faithmon(base_env, "keys", "create", "--scopes", "ingest", "--json"))["key"]
+    target = make_url(postgres_url)
+    traces = Traces()
+    with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
+        env = {
+            **base_env,
+            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
+                hide_password=False
+            ),
+            "FAITHMON_DB_CONNECT_TIMEOUT": "2",
+        }
+        url, process = start(env)  # reads the keys once, while the database answers
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+        proxy.cut()
+        url, process = start(env)
+        servers.append(process)
+        parts = urlsplit(url)
+        for n in range(20):
+            _, body = traces.body(n)
+            connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+            headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"}
+            connection.request("POST", "/v1/traces", body, headers)
+            assert connection.getresponse().status == 200
+            connection.close()
+        assert stored(postgres_url) == (0, 0)
+        proxy.restore()
+        wait_for(lambda: stored(postgres_url)[0] >= 20, 60, "20 stored records")
+        assert stored(postgres_url) == (20, 20)
+        process.send_signal(signal.SIGTERM)
+        _, log = process.communicate(timeout=60)
+    assert "the database does not answer" in log
+    assert key not in log
