@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .spans import IngestSpan, TraceItem
-from .tenancy import STAMP
+from .tenancy import tenant_of
 
 EVICTED = "evicted before the trace completed: too many traces in flight"
 # What an item costs beyond its values: the dataclass, its ids, list slots.
@@ -224,10 +224,11 @@ class TraceAssembler:
 
 def trace_key(item: TraceItem) -> str:
     """What a trace is assembled under: its id, and the tenant the receiver stamped on
-    the span. Spans of one trace id sent by two tenants' keys are two traces, never one
-    record: another tenant's span cannot re-stamp, rewrite or backdate a trace."""
-    tenant = item.resource.get(STAMP) if isinstance(item, IngestSpan) else None
-    return f"{tenant}\x1f{item.trace_id}" if isinstance(tenant, str) and tenant else item.trace_id
+    the span or log record. Items of one trace id sent by two tenants' keys are two
+    traces, never one record: another tenant's span cannot re-stamp, rewrite or backdate
+    a trace."""
+    tenant = tenant_of(item)
+    return item.trace_id if tenant is None else f"{tenant}\x1f{item.trace_id}"
 
 
 def _is_root(item: TraceItem) -> bool:

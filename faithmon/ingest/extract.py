@@ -36,7 +36,7 @@ from ..model import Feedback, RagRecord
 from . import conventions
 from .conventions.facts import Facts
 from .conventions.values import pick
-from .spans import IngestLog, IngestSpan, TraceItem
+from .spans import REPAIRED, IngestLog, IngestSpan, TraceItem
 from .tenancy import stamped_tenant
 
 USER_MESSAGE_EVENT = "gen_ai.user.message"
@@ -162,7 +162,7 @@ def extract(items: Sequence[TraceItem]) -> RagRecord | None:
     for source in (retrieved, judged, root_facts):
         if source is not None:
             labels.update(source.labels)
-    tenant = stamped_tenant(all_spans)
+    tenant = stamped_tenant(items)
     if tenant is not None:
         labels["tenant"] = tenant
 
@@ -194,7 +194,18 @@ def extract(items: Sequence[TraceItem]) -> RagRecord | None:
         error=any(s.error for s in all_spans),
         trace_state=root.trace_state if root is not None else "",
         root_span_id=anchor.span_id if anchor is not None else "",
+        repairs=_decoder_repairs(items),
     )
+
+
+def _decoder_repairs(items: Sequence[TraceItem]) -> tuple[str, ...]:
+    """The repairs the OTLP/JSON decoder made to the trace's strings, as one note."""
+    counts = (item.attributes.get(REPAIRED) for item in items)
+    marked = sum(1 for c in counts if isinstance(c, int) and not isinstance(c, bool) and c > 0)
+    if not marked:
+        return ()
+    what = "span or log record" if marked == 1 else "spans and log records"
+    return (f"OTLP/JSON: lone surrogates replaced by U+FFFD in {marked} {what}",)
 
 
 def extract_feedback(items: Sequence[TraceItem]) -> list[Feedback]:

@@ -80,10 +80,10 @@ class _Logs(logs_service_pb2_grpc.LogsServiceServicer):
     def Export(  # the generated service names it so
         self, request: ExportLogsServiceRequest, context: grpc.ServicerContext
     ) -> ExportLogsServiceResponse:
-        _tenant(self._authorize, context)
+        tenant = _tenant(self._authorize, context)
         logs, rejected = otlp.logs_from_request(request)
         try:
-            self._pipeline.submit(logs)
+            self._pipeline.submit(stamp(logs, tenant))
         except SaturatedError as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         response = ExportLogsServiceResponse()

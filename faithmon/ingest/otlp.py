@@ -6,10 +6,14 @@ decode a hex id into different bytes. Ids are converted before parsing, and an
 id that is not hex of the right length is rejected.
 
 Bodies come from anyone who can reach the port, so decoding is bounded and
-quiet: nesting is capped (json.loads at the interpreter's recursion limit,
-``json_format`` and upb at 100 message levels), the walk over a JSON document
-is iterative, and a DecodeError names a field, a length and a position, never
-a value from the body, since it is logged and sent back.
+quiet: nesting is capped (JSON at ``BODY_MAX_DEPTH`` levels, ``json_format``
+and upb at 100 message levels), the walk over a JSON document is iterative, and
+a DecodeError names a field, a length and a position, never a value from the
+body, since it is logged and sent back.
+
+A lone surrogate escape (``"\\ud800"``) is valid JSON but no text protobuf can
+hold: it becomes U+FFFD, and each span or log record that held one carries
+``REPAIRED``, so its record lists the repair.
 """
 
 from __future__ import annotations
@@ -39,24 +43,29 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 from ..errors import DecodeError
-from .spans import IngestEvent, IngestLog, IngestSpan
+from . import bounded_json
+from .spans import REPAIRED, IngestEvent, IngestLog, IngestSpan
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 # google.rpc.Code.INVALID_ARGUMENT
 _INVALID_ARGUMENT = 3
 _ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
+BODY_MAX_DEPTH = 256
+"""JSON levels a body may nest: json_format stops at 100 message levels, which OTLP
+spells in under 200."""
 # Only a body that spells a surrogate as an escape can hold a lone one after json.loads
-# (raw bytes must be UTF-8), so the slower check over every string runs only then.
+# (raw bytes must be UTF-8), so the slower pass over every string runs only then.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The lists whose items become spans or log records, the owners of a repair.
+_ITEM_LISTS = frozenset({"spans", "logRecords"})
 # json_format ends most messages with the path it failed at: field names and indices.
 _PARSE_PATH = re.compile(r"at \"?Export(?:Trace|Logs)ServiceRequest((?:\.\w+|\[\d+\])+)")
 _PARSE_FIELD = re.compile(r"Failed to parse (\w+) field")
 _SHOWN_FIELDS = 8
 # What json_format says, mapped to words of ours: its own may quote the value.
 _PARSE_REASONS = (
-    ("surrogate", "an unpaired surrogate"),
     ("too deep", "nesting too deep"),
     ("out of range", "a number out of range"),
     ("multiple", "more than one value of a oneof"),
@@ -101,33 +110,73 @@ def _id_to_base64(key: str, value: str, node: dict[str, Any]) -> str:
     return base64.b64encode(raw).decode()
 
 
-def _prepare(document: Any, surrogates: bool) -> None:
+def _prepare(document: Any) -> None:
     """Rewrite OTLP JSON's hex ids, in place, into the base64 json_format expects.
 
-    With ``surrogates``, also reject any key or string holding an unpaired
-    surrogate, which upb cannot take (it fails with SystemError on keys).
     Iterative, so depth costs no stack.
     """
     stack = [document]
     while stack:
         node = stack.pop()
         if isinstance(node, list):
-            for index, item in enumerate(node):
-                if isinstance(item, dict | list):
-                    stack.append(item)
-                elif surrogates and isinstance(item, str) and _SURROGATE.search(item):
-                    raise _BadJson("an unpaired surrogate", node, index)
+            stack.extend(item for item in node if isinstance(item, dict | list))
             continue
         for key, value in node.items():
-            if surrogates and (
-                _SURROGATE.search(key) or (isinstance(value, str) and _SURROGATE.search(value))
-            ):
-                raise _BadJson("an unpaired surrogate", node, key)
             if key in _ID_BYTES and isinstance(value, str):
                 if value:
                     node[key] = _id_to_base64(key, value, node)
             elif isinstance(value, dict | list):
                 stack.append(value)
+
+
+def _replaced(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _repair_surrogates(document: Any) -> None:
+    """Replace, in place, each unpaired surrogate in a key or a string by U+FFFD (upb
+    cannot take them: it fails with SystemError on keys), and mark each span or log
+    record that held one with ``REPAIRED``: how many strings. One outside them (in a
+    resource, a scope) counts in every span and log record of the export."""
+    items: list[dict[str, Any]] = []
+    counts: dict[int, int] = {}  # id(span or log record) → strings repaired in it
+    outside = 0
+    # (node, the span or log record it lies in, whether its items are spans or records)
+    stack: list[tuple[Any, dict[str, Any] | None, bool]] = [(document, None, False)]
+    while stack:
+        node, owner, holds_items = stack.pop()
+        repaired = 0
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str) and _SURROGATE.search(item):
+                    node[index] = _replaced(item)
+                    repaired += 1
+                elif isinstance(item, dict) and holds_items:
+                    items.append(item)
+                    stack.append((item, item, False))
+                elif isinstance(item, dict | list):
+                    stack.append((item, owner, False))
+        else:
+            if any(_SURROGATE.search(key) for key in node):
+                renamed = {_replaced(k): v for k, v in node.items()}
+                repaired += sum(1 for key in node if _SURROGATE.search(key))
+                node.clear()
+                node.update(renamed)
+            for key, value in node.items():
+                if isinstance(value, str) and _SURROGATE.search(value):
+                    node[key] = _replaced(value)
+                    repaired += 1
+                elif isinstance(value, dict | list):
+                    holds = owner is None and key in _ITEM_LISTS and isinstance(value, list)
+                    stack.append((value, owner, holds))
+        if owner is None:
+            outside += repaired
+        elif repaired:
+            counts[id(owner)] = counts.get(id(owner), 0) + repaired
+    for item in items:
+        count = counts.get(id(item), 0) + outside
+        if count and isinstance(item.setdefault("attributes", []), list):
+            item["attributes"].append({"key": REPAIRED, "value": {"intValue": str(count)}})
 
 
 @cache
@@ -193,8 +242,8 @@ def _parse_error_message(exc: Exception, known: frozenset[str]) -> str:
 def _parse_json(body: bytes, message: Message) -> None:
     name = type(message).__name__
     try:
-        document = json.loads(body)
-    except RecursionError:
+        document = bounded_json.loads(body, BODY_MAX_DEPTH)
+    except bounded_json.TooDeep:
         raise DecodeError(f"not an OTLP {name}: JSON nested too deeply") from None
     except UnicodeDecodeError as exc:
         raise DecodeError(f"not an OTLP {name}: not UTF-8 at byte {exc.start}") from None
@@ -205,8 +254,10 @@ def _parse_json(body: bytes, message: Message) -> None:
         raise DecodeError(f"not an OTLP {name}: a JSON value Python cannot read") from None
     if not isinstance(document, dict):
         raise DecodeError(f"not an OTLP {name}: expected a JSON object")
+    if _SURROGATE_ESCAPE.search(body) is not None:
+        _repair_surrogates(document)
     try:
-        _prepare(document, surrogates=_SURROGATE_ESCAPE.search(body) is not None)
+        _prepare(document)
     except _BadJson as bad:
         where = _position(document, bad.where, bad.at, _field_names(message.DESCRIPTOR))
         raise DecodeError(f"not an OTLP {name}: {bad} at {where}") from None

@@ -6,6 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+REPAIRED = "faithmon.ingest.surrogates_replaced"
+"""An attribute the OTLP/JSON decoder sets on a span or log record: how many of its
+strings (or of the resource or scope it came under) held lone surrogates, now U+FFFD.
+The record's note only counts the items so marked: one an app sets itself can add to
+a number, never put its own text in a note."""
+
 
 @dataclass(frozen=True, slots=True)
 class IngestEvent:

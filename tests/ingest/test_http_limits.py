@@ -33,6 +33,7 @@ from tests.servers import serve_in_thread
 from tests.timing import wait_for
 
 SECRET = "SECRET-91c2"
+IDS = {"traceId": "01" * 16, "spanId": "02" * 8}
 
 
 @pytest.fixture
@@ -158,22 +159,35 @@ def test_declared_length_over_the_limit_gets_413_before_the_body(receiver: str) 
 
 @pytest.mark.parametrize(
     "body",
-    [
-        b"[" * 100_000,
-        b'{"resourceSpans": [' * 30_000,
-        b'{"resourceSpans": [{"\\ud800": 1}]}',
-        json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "\ud800"}]}]}]}).encode(),
-        b'{"\\udfff": {"\\ud800": "\\udc00"}}',
-    ],
-    ids=["100k-brackets", "deep-objects", "surrogate-key", "surrogate-value", "surrogates"],
+    [b"[" * 100_000, b'{"resourceSpans": [' * 30_000, b'{"resourceSpans": [' * 300 + b"]}" * 300],
+    ids=["100k-brackets", "deep-objects", "deep-but-closed"],
 )
 def test_hostile_json_gets_400_in_json(receiver: str, body: bytes) -> None:
-    """Deep nesting and lone surrogates are bad data: 400 with a JSON google.rpc.Status."""
+    """Deep nesting is bad data: 400 with a JSON google.rpc.Status."""
     status, reply, headers = post(receiver, body, {"Content-Type": "application/json"})
     assert status == 400
     assert headers["content-type"] == "application/json"
     assert json.loads(reply)["message"].startswith("not an OTLP")
     assert healthz(receiver) == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"resourceSpans": [{"\\ud800": 1}]}',
+        json.dumps(
+            {"resourceSpans": [{"scopeSpans": [{"spans": [{**IDS, "name": "\ud800"}]}]}]}
+        ).encode(),
+        b'{"\\udfff": {"\\ud800": "\\udc00"}}',
+    ],
+    ids=["surrogate-key", "surrogate-value", "surrogates"],
+)
+def test_lone_surrogates_are_repaired_not_refused(receiver: str, body: bytes) -> None:
+    """Lone surrogates are valid JSON that protobuf cannot hold: repaired, and 200 in JSON."""
+    status, reply, headers = post(receiver, body, {"Content-Type": "application/json"})
+    assert status == 200
+    assert headers["content-type"] == "application/json"
+    assert json.loads(reply) == {}
 
 
 # Item 3: a body that stops arriving gets 408 and the connection is closed.

@@ -21,6 +21,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from faithmon.errors import DecodeError
 from faithmon.ingest.otlp import JSON, decode_traces, export_response
+from faithmon.ingest.spans import REPAIRED
 
 HEX_32 = re.compile(r"^[0-9a-f]{32}$")
 HEX_16 = re.compile(r"^[0-9a-f]{16}$")
@@ -196,21 +197,37 @@ def test_unreadable_json_is_a_decode_error(body: bytes, expected: str) -> None:
     assert expected in decode_error(body)
 
 
-def test_unpaired_surrogates_are_rejected_where_they_are() -> None:
-    """A lone surrogate in a value, an attribute key or an unknown key is a DecodeError."""
+def test_unpaired_surrogates_are_repaired_where_they_are() -> None:
+    """A lone surrogate in a value, an attribute key or an unknown key becomes U+FFFD (as
+    the docs promise), and the span counts the strings repaired."""
     in_name = json_spans({**GOOD_IDS, "name": "\ud800" + SECRET})
-    assert decode_error(in_name).endswith(
-        "an unpaired surrogate at resourceSpans[0].scopeSpans[0].spans[0].name"
-    )
+    [span], rejected = decode_traces(in_name, JSON)
+    assert (span.name, rejected) == ("\ufffd" + SECRET, 0)
+    assert span.attributes == {REPAIRED: 1}
     in_key = json_spans(
         {**GOOD_IDS, "attributes": [{"key": "\udc00", "value": {"stringValue": SECRET}}]}
     )
-    assert decode_error(in_key).endswith("spans[0].attributes[0].key")
-    # upb answers an unknown key holding a surrogate with SystemError, never reached here.
+    [span], _ = decode_traces(in_key, JSON)
+    assert span.attributes == {"\ufffd": SECRET, REPAIRED: 1}
+    # upb answered an unknown key holding a surrogate with SystemError; it never sees one.
     unknown = b'{"resourceSpans": [{"\\ud800' + SECRET.encode() + b'": 1}]}'
-    message = decode_error(unknown)
-    assert message.endswith("at resourceSpans[0].<unknown field>")
-    assert SECRET not in message
+    assert decode_traces(unknown, JSON) == ([], 0)
+
+
+def test_a_surrogate_outside_spans_marks_every_span_of_the_export() -> None:
+    """One in a resource attribute reaches every span under it: each lists the repair."""
+    body = json.dumps(
+        {
+            "resourceSpans": [
+                {
+                    "resource": {"attributes": [{"key": "k", "value": {"stringValue": "\ud800"}}]},
+                    "scopeSpans": [{"spans": [GOOD_IDS, {**GOOD_IDS, "spanId": "03" * 8}]}],
+                }
+            ]
+        }
+    ).encode()
+    spans, _ = decode_traces(body, JSON)
+    assert [(s.resource, s.attributes) for s in spans] == [({"k": "\ufffd"}, {REPAIRED: 1})] * 2
 
 
 def test_paired_surrogates_and_nul_are_text() -> None:
@@ -249,9 +266,10 @@ def test_bad_fields_are_named_without_their_values(span: dict[str, object], expe
 
 
 def test_kvlists_nested_past_protobufs_limit_are_rejected_briefly() -> None:
-    """A kvlist 200 levels deep is refused at protobuf's depth limit, in a short message."""
+    """A kvlist 40 levels deep (past protobuf's depth limit, within the JSON one) is
+    refused at protobuf's, in a short message."""
     value: dict[str, object] = {"stringValue": SECRET}
-    for _ in range(200):
+    for _ in range(40):
         value = {"kvlistValue": {"values": [{"key": "k", "value": value}]}}
     message = decode_error(json_spans({**GOOD_IDS, "attributes": [{"key": "k", "value": value}]}))
     assert "nesting too deep" in message and len(message) < 200

@@ -8,6 +8,7 @@ Two generations of LLM content: flattened ``gen_ai.prompt.{i}.content`` /
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...model import Chunk
@@ -40,6 +41,7 @@ def _recognises(span: IngestSpan) -> bool:
 
 def _event_chunks(span: IngestSpan) -> tuple[tuple[Chunk, ...] | None, str | None]:
     docs: list[dict[str, Any]] = []
+    distances: dict[int, Any] = {}
     for event in span.events:
         if event.name not in RESULT_EVENTS:
             continue
@@ -47,16 +49,26 @@ def _event_chunks(span: IngestSpan) -> tuple[tuple[Chunk, ...] | None, str | Non
         attributes = {
             k[len(prefix) :]: val for k, val in event.attributes.items() if k.startswith(prefix)
         }
-        doc: dict[str, Any] = {
-            "id": attributes.get("id"),
-            "content": attributes.get("document", attributes.get("entity")),
-            "score": attributes.get("score"),
-            "metadata": v.metadata(attributes.get("metadata")),
-        }
         if "distance" in attributes:
-            doc["metadata"] = {**doc["metadata"], "distance": attributes["distance"]}
-        docs.append(doc)
-    return v.chunks(docs) if docs else (None, None)
+            distances[len(docs)] = attributes["distance"]
+        # Metadata goes as it came: v.chunks parses it and names any problem with it.
+        docs.append(
+            {
+                "id": attributes.get("id"),
+                "content": attributes.get("document", attributes.get("entity")),
+                "score": attributes.get("score"),
+                "metadata": attributes.get("metadata"),
+            }
+        )
+    if not docs:
+        return None, None
+    found, problem = v.chunks(docs)
+    return tuple(
+        replace(c, metadata={**c.metadata, "distance": distances[c.position]})
+        if c.position in distances
+        else c
+        for c in found
+    ), problem
 
 
 def read(span: IngestSpan) -> Facts | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from faithmon_instrumentation import attributes as attr
 
 from ...model import Chunk
+from .. import bounded_json
 from ..spans import IngestSpan
 
 QUESTION_KEYS = ("question", "query", "input", "user_input", "query_str", "prompt")
@@ -21,10 +21,11 @@ def text(value: Any) -> str | None:
 
 
 def loads(value: Any) -> Any:
-    """A JSON string decoded, a structured value as it is; None for absent or bad JSON."""
+    """A JSON string decoded, a structured value as it is; None for absent or bad JSON
+    (nested past ``bounded_json.MAX_DEPTH`` included)."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return bounded_json.loads(value)
         except ValueError:
             return None
     return value
@@ -47,30 +48,42 @@ def pick(value: Any, keys: Sequence[str]) -> str | None:
     return None
 
 
-def metadata(raw: Any) -> Mapping[str, Any]:
+def metadata(raw: Any) -> tuple[Mapping[str, Any], str | None]:
+    """A chunk's metadata, and why it was left out (None when it was kept).
+
+    JSON that does not parse is kept as text (``raw``); JSON nested too deep is not: it
+    is the problem, and the record's evidence is incomplete.
+    """
     if isinstance(raw, Mapping):
-        return dict(raw)
+        return dict(raw), None
     if isinstance(raw, str):
-        loaded = loads(raw)
-        return loaded if isinstance(loaded, dict) else {"raw": raw}
-    return {}
+        try:
+            loaded = bounded_json.loads(raw)
+        except bounded_json.TooDeep as exc:
+            return {}, f"metadata {exc}"
+        except ValueError:
+            loaded = None
+        return (loaded if isinstance(loaded, dict) else {"raw": raw}), None
+    return {}, None
 
 
-def chunk(position: int, doc: Mapping[str, Any]) -> Chunk | None:
-    """The chunk in ``doc``, or None when it has no text."""
+def chunk(position: int, doc: Mapping[str, Any]) -> tuple[Chunk | None, str | None]:
+    """The chunk in ``doc`` (None when it has no text), and why its metadata was left out."""
     content = doc.get("content", doc.get("text", doc.get("page_content", doc.get("document"))))
     if not isinstance(content, str):
-        return None
+        return None, None
     score = doc.get("score")
-    return Chunk(
+    meta, problem = metadata(doc.get("metadata"))
+    built = Chunk(
         position=position,
         text=content,
         id=None if doc.get("id") is None else str(doc["id"]),
         score=float(score)
         if isinstance(score, int | float) and not isinstance(score, bool)
         else None,
-        metadata=metadata(doc.get("metadata")),
+        metadata=meta,
     )
+    return built, problem
 
 
 ChunksRead = tuple[tuple[Chunk, ...], str | None]
@@ -78,22 +91,30 @@ ChunksRead = tuple[tuple[Chunk, ...], str | None]
 
 
 def chunks(docs: Iterable[Any]) -> ChunksRead:
-    """Chunks in list order; an item that is not an object, or has no text, is a problem."""
+    """Chunks in list order; an item that is not an object, or has no text, or metadata
+    left out, is a problem."""
     out: list[Chunk] = []
     problem: str | None = None
     for i, doc in enumerate(docs):
-        built = chunk(i, doc) if isinstance(doc, Mapping) else None
+        built, unreadable = chunk(i, doc) if isinstance(doc, Mapping) else (None, None)
         if built is None:
             kind = "has no text" if isinstance(doc, Mapping) else "is not an object"
             problem = problem or f"chunk {i} {kind}"
             continue
+        if unreadable is not None:
+            problem = problem or f"chunk {i} {unreadable}"
         out.append(built)
     return tuple(out), problem
 
 
 def json_documents(value: Any, key: str = "documents") -> ChunksRead:
     """Chunks from a JSON list (or a mapping holding one under ``key``)."""
-    loaded = loads(value)
+    try:
+        loaded = bounded_json.loads(value) if isinstance(value, str) else value
+    except bounded_json.TooDeep as exc:
+        return (), f"chunk {exc}"
+    except ValueError:
+        loaded = None
     if loaded is None and value is not None:
         return (), "chunk JSON does not parse"
     if isinstance(loaded, Mapping):
