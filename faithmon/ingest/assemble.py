@@ -22,13 +22,15 @@ from __future__ import annotations
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .spans import IngestSpan, TraceItem
 from .tenancy import tenant_of
 
+# The most of the trace bound one request may open while other traces wait.
+ONE_REQUEST_SHARE = 0.25
 EVICTED = "evicted before the trace completed: too many traces in flight"
 # What an item costs beyond its values: the dataclass, its ids, list slots.
 _ITEM_OVERHEAD = 400
@@ -140,6 +142,24 @@ class TraceAssembler:
 
     def __len__(self) -> int:
         return len(self._pending)
+
+    def refusal(self, items: Sequence[TraceItem], max_items: int) -> str | None:
+        """Why ``items`` may not be added now (the receiver answers 503), or None."""
+        if self.items_in_flight + len(items) > max_items:
+            return f"{self.items_in_flight} spans wait for assembly"
+        if self._max_bytes is not None and self.bytes_in_flight >= self._max_bytes:
+            return f"{self.bytes_in_flight // 1_000_000} MB of spans wait for assembly"
+        # Refused before the trace bound forces evictions, which store traces as
+        # incomplete: exporters retry, evictions lose the chance to score. The traces
+        # a request would open count, and while others are in flight one request opens
+        # at most a share of the bound: it cannot crowd them out.
+        # Without items: could one more trace come in?
+        new = len({trace_key(item) for item in items} - self._pending.keys()) if items else 1
+        if len(self._pending) + new > self._max_traces * 0.9:
+            return f"{len(self._pending)} traces wait for assembly"
+        if self._pending and new > self._max_traces * ONE_REQUEST_SHARE:
+            return f"one export opens {new} traces while {len(self._pending)} wait for assembly"
+        return None
 
     def add(self, items: Iterable[TraceItem]) -> None:
         now = self._clock()

@@ -98,8 +98,6 @@ class Pipeline:
         self._max_backlog = max_backlog
         self._max_items = max_items
         self.draining = False
-        self._max_bytes = max_bytes
-        self._max_traces = max_traces
         self._save_batch = save_batch
         self._spool = spool
         self.memory = Releaser()
@@ -118,17 +116,8 @@ class Pipeline:
         self._finisher: threading.Thread | None = None
         self._deadline: float | None = None
 
-    def _full(self, extra_items: int = 0) -> str | None:
-        assembler = self._assembler
-        if assembler.items_in_flight + extra_items > self._max_items:
-            return f"{assembler.items_in_flight} spans wait for assembly"
-        if assembler.bytes_in_flight >= self._max_bytes:
-            return f"{assembler.bytes_in_flight // 1_000_000} MB of spans wait for assembly"
-        # Answer 503 before the trace bound forces evictions, which store traces
-        # as incomplete: exporters retry, evictions lose the chance to score.
-        if len(assembler) >= self._max_traces * 0.9:
-            return f"{len(assembler)} traces wait for assembly"
-        return None
+    def _full(self, items: Sequence[TraceItem] = ()) -> str | None:
+        return self._assembler.refusal(items, self._max_items)
 
     @property
     def saturated(self) -> bool:
@@ -169,7 +158,7 @@ class Pipeline:
         if self._spool is None and (self._backlog or self._feedback_backlog):
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         with self._lock:
-            full = self._full(len(items))
+            full = self._full(items)
             if full is not None:
                 raise SaturatedError(full)
         if self._spool is not None and items:

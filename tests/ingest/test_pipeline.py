@@ -188,7 +188,31 @@ def test_near_the_trace_bound_the_pipeline_refuses_instead_of_evicting(
     assert pipeline.saturated
     with pytest.raises(SaturatedError, match="9 traces wait for assembly"):
         pipeline.submit([IngestSpan(f"{99:032x}", f"{99:016x}", None, "root", 0, 1)])
-    assert pipeline.stats["evicted"] == 0
+    assert pipeline._assembler.evicted_total == 0
+
+
+def test_one_request_cannot_evict_another_clients_traces(save: ListSave, clock: list[int]) -> None:
+    """A request's new trace ids count before it is admitted: one export of many new ids
+    is refused (503) rather than evicting the traces other clients have in flight, and
+    while others wait it may open at most a share of the bound."""
+    pipeline = pipeline_with(save, clock, max_traces=100)
+
+    def roots(first: int, count: int) -> list[IngestSpan]:
+        return [
+            IngestSpan(f"{n:032x}", f"{n:016x}", None, "r", 0, 1)
+            for n in range(first, first + count)
+        ]
+
+    pipeline.submit(roots(1, 20))  # another client's traces, waiting for their children
+    with pytest.raises(SaturatedError, match="one export opens 30 traces while 20 wait"):
+        pipeline.submit(roots(1000, 30))
+    with pytest.raises(SaturatedError, match="traces wait for assembly"):
+        pipeline.submit(roots(2000, 100))
+    pipeline.submit(roots(3000, 25))
+    assert len(pipeline._assembler) == 45 and pipeline._assembler.evicted_total == 0
+    pipeline.flush_all()
+    pipeline.submit(roots(4000, 90))  # nothing else waits: up to the bound, at once
+    assert pipeline._assembler.evicted_total == 0
 
 
 def test_buffered_bytes_are_bounded(save: ListSave, clock: list[int]) -> None:
