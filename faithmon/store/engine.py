@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from . import watchdog
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
@@ -62,6 +64,9 @@ def make_engine(
     if statement_timeout > 0:
         connect["options"] = f"-c statement_timeout={int(statement_timeout * 1000)}"
     engine = create_engine(url, pool_pre_ping=True, connect_args=connect, **kwargs)
+    if statement_timeout > 0:
+        # Past the server's own limit, the call waits on a peer that never answers.
+        watchdog.guard(engine, statement_timeout + max(5.0, 3 * connect_timeout))
 
     @event.listens_for(engine, "connect")
     def _settings(dbapi_connection: Any, _record: Any) -> None:
@@ -94,9 +99,10 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     from alembic import command
 
     config = _alembic_config()
-    with engine.begin() as connection:
+    # A migration over a large table may outlast the statement timeout (and the watchdog).
+    with engine.connect() as connection, connection.begin():
+        connection.execution_options(**{watchdog.UNBOUNDED: True})
         if connection.dialect.name == "postgresql":
-            # A migration over a large table may outlast the statement timeout.
             connection.execute(text("SET LOCAL statement_timeout = 0"))
             connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _UPGRADE_LOCK})
         config.attributes["connection"] = connection

@@ -255,8 +255,7 @@ def test_a_hung_database_stalls_neither_health_nor_acknowledgement(
     """The database accepts and never answers (a blackhole, not a refusal): /healthz and
     keyed exports keep answering past the key ring's refresh, since keys are re-read in
     the background and a new connection is bounded by FAITHMON_DB_CONNECT_TIMEOUT.
-    (Storing what was acknowledged once the database answers again is not asserted: a
-    write already sent into the silence waits on its socket.)"""
+    (Storing it all once the database answers: the watchdog test below.)"""
     faithmon(base_env, "db", "upgrade")
     key = json.loads(faithmon(base_env, "keys", "create", "--scopes", "ingest", "--json"))["key"]
     target = make_url(postgres_url)
@@ -383,3 +382,38 @@ def test_a_receiver_starts_while_the_database_is_down_and_stores_once_it_answers
         _, log = process.communicate(timeout=60)
     assert "the database does not answer" in log
     assert key not in log
+
+
+def test_a_write_sent_into_a_hung_database_is_abandoned_and_retried(
+    base_env: dict[str, str], postgres_url: str, servers: list[subprocess.Popen[str]]
+) -> None:
+    """A save already sent when the database went silent waits on its socket; past the
+    statement timeout and a margin the watchdog closes that connection, and once the
+    database answers again every acknowledged trace is stored, without a restart."""
+    faithmon(base_env, "db", "upgrade")
+    target = make_url(postgres_url)
+    traces = Traces()
+    with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
+        env = {
+            **base_env,
+            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
+                hide_password=False
+            ),
+            "FAITHMON_DB_CONNECT_TIMEOUT": "1",
+            "FAITHMON_DB_STATEMENT_TIMEOUT": "1",
+        }
+        url, process = start(env)
+        servers.append(process)
+        for n in range(30):
+            if n == 10:
+                wait_for(lambda: stored(postgres_url)[0] >= 10, 60, "10 stored records")
+                proxy.hang()
+            assert post(url, traces.body(n)[1]) == 200
+        wait_for(lambda: proxy.swallowed > 0, 60, "a statement sent into the silence")
+        # The silenced connections stay silent: only new ones reach the database.
+        proxy.restore()
+        wait_for(lambda: stored(postgres_url)[0] >= 30, 90, "30 stored records")
+        assert stored(postgres_url) == (30, 30)
+        process.send_signal(signal.SIGTERM)
+        _, log = process.communicate(timeout=60)
+    assert "outlasted 6 s without an answer" in log
