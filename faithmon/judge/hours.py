@@ -9,9 +9,10 @@ ranges, "weekdays", "weekends", "daily", "seven days a week") and time ranges (1
 one, the days before it when the clause names days first, else the days after it; a
 later, narrower statement such as "until 10 pm on Fridays" overrides an earlier one),
 and compares them with the record: a range that differs on a named day, a day named
-open that the record does not list (or lists as ``0:0-0:0``, its mark for closed),
-"hours vary" where they do not, or "extended hours on weekends" where those days close
-no later: contradicted. Hours stated where the record's are null are unsupported.
+open that the record does not list, "hours vary" where they do not, or "extended hours on
+weekends" where those days close no later: contradicted. Hours stated where the record's
+are null, or for a day it lists as ``0:0-0:0`` (closed in one source's format, open all
+day in another's: the record does not say which), are unsupported.
 """
 
 from __future__ import annotations
@@ -52,9 +53,11 @@ class Schedule:
 
     chunk: int
     hours: dict[int, Span] | None
-    """Day number (Monday 0) → its span; a day not listed, or listed ``0:0-0:0``, is closed."""
+    """Day number (Monday 0) → its span; a day not listed is closed."""
     quote: str
     """The ``"hours": ...`` text of the chunk, to cite."""
+    unmarked: frozenset[int] = frozenset()
+    """Days listed ``0:0-0:0``: closed or open all day, the record does not say."""
 
 
 def schedules(chunks: Sequence[str]) -> list[Schedule]:
@@ -76,14 +79,16 @@ def schedules(chunks: Sequence[str]) -> list[Schedule]:
         hours = record["hours"]
         if hours is None:
             found.append(Schedule(index, None, quote.group(0)))
-        elif isinstance(hours, dict) and (parsed := _parse(hours)):
-            # Every day "0:0-0:0" says nothing: the source had no hours for it.
-            found.append(Schedule(index, parsed, quote.group(0)))
+        elif isinstance(hours, dict):
+            parsed, unmarked = _parse(hours)
+            if parsed:  # every day "0:0-0:0" (or none listed) says nothing
+                found.append(Schedule(index, parsed, quote.group(0), unmarked))
     return found
 
 
-def _parse(hours: dict[str, object]) -> dict[int, Span]:
+def _parse(hours: dict[str, object]) -> tuple[dict[int, Span], frozenset[int]]:
     parsed: dict[int, Span] = {}
+    unmarked: set[int] = set()
     for day, value in hours.items():
         if day.lower() not in DAYS:
             continue
@@ -92,9 +97,11 @@ def _parse(hours: dict[str, object]) -> dict[int, Span]:
             continue
         h1, m1, h2, m2 = (int(g) for g in match.groups())
         span = (h1 * 60 + m1, (h2 * 60 + m2) % 1440)
-        if span != (0, 0):  # "0:0-0:0": the source's mark for a closed day
+        if span == (0, 0):
+            unmarked.add(DAYS.index(day.lower()))
+        else:
             parsed[DAYS.index(day.lower())] = span
-    return parsed
+    return parsed, frozenset(unmarked)
 
 
 def conflict(claim: str, found: Sequence[Schedule]) -> Conflict | None:
@@ -110,7 +117,11 @@ def conflict(claim: str, found: Sequence[Schedule]) -> Conflict | None:
         return Conflict("unsupported", schedule.chunk, schedule.quote)
     wrong = Conflict("contradicted", schedule.chunk, schedule.quote)
     hours = schedule.hours
+    unverified = False
     for day, span in said.days.items():
+        if day in schedule.unmarked:
+            unverified = True
+            continue
         listed = hours.get(day)
         if listed is None:
             if span != _CLOSED_DAY:
@@ -121,7 +132,7 @@ def conflict(claim: str, found: Sequence[Schedule]) -> Conflict | None:
         return wrong  # "hours vary" where every open day has the same
     if said.longer and not _longer(said.longer, hours):
         return wrong
-    return None
+    return Conflict("unsupported", schedule.chunk, schedule.quote) if unverified else None
 
 
 @dataclass

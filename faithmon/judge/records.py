@@ -29,7 +29,7 @@ _NEGATION = re.compile(
 # Clause boundaries: a negation on the other side of one does not reach the attribute.
 _CLAUSE = re.compile(r"[;.]|\b(?:but|while|whereas|however|although|though)\b", re.IGNORECASE)
 # Keys that name a schedule or a group of attributes, not an attribute of their own.
-_SKIP = frozenset({"hours", "attributes", "ambience", "review_info"})
+_SKIP = frozenset({"hours", "attributes"})
 # "outdoor seating is not available", "reservations aren't accepted"
 _NEGATED_AFTER = re.compile(
     r"[\w\s,-]{0,60}?\b(?:is|are|was|were)(?:\s+not\b|n't\b)", re.IGNORECASE

@@ -23,7 +23,7 @@ def record(schedule: dict[str, str] | None, **fields: object) -> str:
 
 WEEK = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 EVENINGS = {day: "17:0-21:0" for day in WEEK} | {"Friday": "17:0-22:0", "Saturday": "17:0-22:0"}
-NO_MONDAYS = {day: "11:0-21:0" for day in WEEK[1:]} | {"Monday": "0:0-0:0"}
+NO_MONDAYS = {day: "11:0-21:0" for day in WEEK[1:]}
 BRUNCH = {day: "8:0-14:0" for day in WEEK} | {"Sunday": "9:0-15:30"}
 
 # Each pair: the faithful schedule and one whose days and times are all in the record
@@ -43,7 +43,7 @@ HOURS_PAIRS = [
         "5:00 PM to 10:00 PM.",
         "Monday to Saturday it opens from 5:00 PM to 9:00 PM.",
     ),
-    # a day the record marks closed ("0:0-0:0") said to be open
+    # a day the record does not list (closed) said to be open
     (
         NO_MONDAYS,
         "The deli is open Tuesday through Sunday from 11 am to 9 pm.",
@@ -90,6 +90,19 @@ def test_hours_said_where_the_record_has_none_are_unsupported(judge: OfflineJudg
     judgement = judge.judge("", [record(None)], "It is open daily from 9 am to 5 pm.")
 
     assert [c.verdict for c in judgement.claims] == ["unsupported"]
+
+
+def test_a_day_listed_0_0_is_neither_closed_nor_open(judge: OfflineJudge) -> None:
+    """"0:0-0:0" marks a closed day in one source's format and a day open around the clock
+    in another's: a claim about that day is unsupported (left to a reviewer or the LLM),
+    never contradicted or supported by the mark; the days the record gives still bind."""
+    chunks = [record(NO_MONDAYS | {"Monday": "0:0-0:0"})]
+    for said in ("It is closed on Mondays.", "It is open on Mondays from 11 am to 9 pm."):
+        assert [c.verdict for c in judge.judge("", chunks, said).claims] == ["unsupported"]
+    wrong = judge.judge("", chunks, "It is open every day from 9 am to 5 pm.")
+    assert [c.verdict for c in wrong.claims] == ["contradicted"]
+    right = judge.judge("", chunks, "The deli is open Tuesday through Sunday from 11 am to 9 pm.")
+    assert right.faithfulness == 1.0
 
 
 def test_a_record_of_unknown_hours_judges_no_schedule() -> None:
