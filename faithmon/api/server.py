@@ -40,9 +40,11 @@ class DrainingServer(uvicorn.Server):
         self._drain_seconds = drain_seconds
         self._before_drain = before_drain
         self._draining = threading.Event()
+        self._hurried = False
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._draining.is_set():
+            self._hurried = True
             self._pipeline.hurry()
             super().handle_exit(sig, frame)
             return
@@ -56,10 +58,14 @@ class DrainingServer(uvicorn.Server):
                     saved = self._pipeline.stats["records"]
                     logger.info("faithmon: drained; %d records saved in all", saved)
                 else:
+                    why = (
+                        "a second signal ended the drain"
+                        if self._hurried
+                        else f"saving outlasted the drain ({self._drain_seconds} s)"
+                    )
                     logger.warning(
-                        "faithmon: saving outlasted the drain (%s s); what is not saved "
-                        "stays in the spool for the next start",
-                        self._drain_seconds,
+                        "faithmon: %s; what is not saved stays in the spool for the next start",
+                        why,
                     )
             finally:
                 self.should_exit = True
