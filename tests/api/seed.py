@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from faithmon import drift
 from faithmon.api.keys import key_hash, new_key
+from faithmon.jobs.drift import check_drift
 from faithmon.model import (
     Alert,
     Chunk,
@@ -22,7 +23,16 @@ from faithmon.model import (
     SentinelResult,
 )
 from faithmon.model import Usage as JudgeUsage
-from faithmon.store import Sessions, alerts, baselines, evaluations, records, sentinels, work
+from faithmon.store import (
+    Sessions,
+    alerts,
+    baselines,
+    drift_runs,
+    evaluations,
+    records,
+    sentinels,
+    work,
+)
 from faithmon.store import keys as store_keys
 from tests.timing import days_ago
 
@@ -181,7 +191,22 @@ ALERTS = {
 }
 
 
-def seed(sessions: Sessions) -> Seeded:
+def store_drift_run(sessions: Sessions, at: datetime | None = None) -> None:
+    """What the worker's drift job stores for the read API (which never runs detectors):
+    the detectors read now, without raising alerts, saved as the last run."""
+    run = check_drift(sessions, JUDGE, CONFIG, dry_run=True)
+    with sessions.begin() as session:
+        drift_runs.save(
+            session,
+            JUDGE,
+            at or datetime.now(UTC),
+            run.baseline_ready,
+            run.held_back,
+            drift.summarize(run.readings, run.silent),
+        )
+
+
+def seed(sessions: Sessions, drift_run: bool = True) -> Seeded:
     made = [make_record(n) for n in range(RECORDS)]
     with sessions.begin() as session:
         records.save_records(session, made)
@@ -200,6 +225,8 @@ def seed(sessions: Sessions) -> Seeded:
         frozen = drift.freeze(evaluations.outcomes(session, JUDGE), CONFIG)
         assert frozen is not None
         baselines.save_baselines(session, JUDGE, frozen)
+    if drift_run:
+        store_drift_run(sessions)
     seeded = Seeded("", {}, {})
     for record in made:
         seeded.traces.setdefault(record.labels.get("tenant"), []).append(record.trace_id)

@@ -150,5 +150,6 @@ def test_without_auth_nothing_is_restricted(sessions: Sessions) -> None:
             "items": [],
             "silent": [],
             "computed_at": None,
-            "source": "live",
+            "source": "none",
+            "stale": False,
         }

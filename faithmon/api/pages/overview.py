@@ -23,7 +23,7 @@ from ..v1 import ReadOptions
 from ..v1.alerts import SHARED
 from ..v1.segments import Segments, segments_view
 from . import silences
-from .segments import rate_cell, segment_link
+from .segments import rate_cell, run_note, segment_link
 from .shell import HEADERS, grant_of, not_found, page, tenant_of
 
 
@@ -66,7 +66,7 @@ def _segment_rows(data: ReportData, view: Segments) -> str:
         )
     if not rows:
         ready = "building its baseline" if not view.baseline_ready else "no segment yet"
-        return f'<p class="muted">Drift: {ready}.</p>'
+        return f'<p class="muted">Drift: {ready}.</p>{run_note(view)}'
     head = "".join(
         f"<th>{h}</th>"
         for h in ("segment", "state", "baseline (95%)", "unsupported now (95%)", "records", "")
@@ -75,7 +75,7 @@ def _segment_rows(data: ReportData, view: Segments) -> str:
         '<section class="card"><h2>Segments</h2><div class="table-wrap"><table id="segments">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         '<p class="meta"><a href="/segments">Every detector, CUSUM and threshold</a></p>'
-        "</section>"
+        f"{run_note(view)}</section>"
     )
 
 

@@ -20,7 +20,7 @@ from ...store import Sessions
 from ...store import alerts as store_alerts
 from ...store.reads_traces import TraceFilter, TracePage, list_traces
 from ..v1 import ReadOptions
-from ..v1.segments import Detector, SeriesOut, segments_view, series_view
+from ..v1.segments import Detector, Segments, SeriesOut, segments_view, series_view
 from .shell import not_found, page, tenant_of
 
 
@@ -49,6 +49,22 @@ def _detector_cells(d: Detector) -> str:
 
 def segment_link(name: str) -> str:
     return f'<a href="/segments/{quote(name, safe="=,")}">{escape(name)}</a>'
+
+
+def run_note(view: Segments) -> str:
+    """When the drift shown was read: the worker computes it, a page never does."""
+    if view.computed_at is None:
+        return (
+            '<p class="muted">No drift run yet: <code>faithmon worker</code> runs drift '
+            "every FAITHMON_DRIFT_INTERVAL.</p>"
+        )
+    when = f"{view.computed_at:%Y-%m-%d %H:%M} UTC"
+    if view.stale:
+        return (
+            f'<p class="muted">Drift as of {when}: records were scored since and no worker '
+            "has run drift; is <code>faithmon worker</code> running?</p>"
+        )
+    return f'<p class="muted">Drift as of {when}.</p>'
 
 
 def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
@@ -80,7 +96,8 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
             if rows
             else '<p class="muted">No segment has scored records yet.</p>'
         )
-        return page(request, "Segments", f"<h1>Segments</h1>{ready}{table}", here="/segments")
+        body = f"<h1>Segments</h1>{run_note(view)}{ready}{table}"
+        return page(request, "Segments", body, here="/segments")
 
     def _detail(name: str, tenant: str | None) -> tuple[SeriesOut, list[Marker], TracePage] | None:
         series = series_view(sessions, options, name, "hour", None, None, None, tenant)

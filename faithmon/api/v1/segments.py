@@ -17,7 +17,6 @@ from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
 from ... import drift
-from ...jobs.drift import check_drift
 from ...model import Outcome, segment_key
 from ...store import Sessions, reads_segments
 from ...store import baselines as store_baselines
@@ -81,12 +80,18 @@ class Segments(BaseModel):
     )
     silent: list[Silent] = Field(description="Watched segments that went quiet.")
     computed_at: datetime | None = Field(
-        default=None, description="When the detectors were read; null with no judge yet."
+        default=None,
+        description="When the worker's drift run read the detectors; null before its first.",
     )
-    source: Literal["worker", "live"] = Field(
-        default="live",
-        description="`worker`: the worker's last drift run; `live`: run for this request, "
-        "as no fresh worker run exists.",
+    source: Literal["worker", "none"] = Field(
+        default="none",
+        description="`worker`: the worker's last drift run (a read never runs the detectors); "
+        "`none`: no run yet (`faithmon worker` runs drift every FAITHMON_DRIFT_INTERVAL).",
+    )
+    stale: bool = Field(
+        default=False,
+        description="The run is older than three drift intervals and records were scored "
+        "since: no worker seems to keep it fresh.",
     )
 
 
@@ -213,21 +218,19 @@ def _watch(sessions: Sessions, options: ReadOptions, judge: str | None) -> _Watc
 
 def _summary(
     sessions: Sessions, options: ReadOptions, watched: _Watch
-) -> tuple[datetime, bool, Mapping[str, Any], Literal["worker", "live"]]:
-    """The worker's last drift run while it is fresh; else the detectors run now, without
-    writing (seconds over a large store, so only when no worker keeps the run fresh)."""
+) -> tuple[datetime | None, bool, Mapping[str, Any], bool]:
+    """The worker's last drift run and whether it is stale. A read never runs the
+    detectors: that takes seconds over a large store, and several viewers would start
+    several runs; only the worker computes (and writes) drift."""
     clock = datetime.now(UTC)
     with sessions() as session:
         run = store_drift_runs.load(session, watched.judge)
-        fresh = run is not None and (
-            clock - run.computed_at <= timedelta(seconds=options.stale_after)
-            or not store_drift_runs.scored_since(session, watched.judge, run.computed_at)
-        )
-    if run is not None and fresh:
-        return run.computed_at, run.baseline_ready, run.summary, "worker"
-    live = check_drift(sessions, watched.judge, watched.config, dry_run=True)
-    summary = drift.summarize(live.readings, live.silent)
-    return clock, live.baseline_ready, summary, "live"
+        if run is None:
+            return None, False, drift.summarize((), ()), False
+        stale = clock - run.computed_at > timedelta(
+            seconds=options.stale_after
+        ) and store_drift_runs.scored_since(session, watched.judge, run.computed_at)
+    return run.computed_at, run.baseline_ready, run.summary, stale
 
 
 def segments_view(
@@ -237,12 +240,13 @@ def segments_view(
     watched = _watch(sessions, options, judge)
     if watched is None:
         return Segments(judge=None, baseline_ready=False, items=[], silent=[])
-    computed_at, ready, summary, source = _summary(sessions, options, watched)
+    computed_at, ready, summary, stale = _summary(sessions, options, watched)
     return Segments(
         judge=watched.judge,
         baseline_ready=ready,
         computed_at=computed_at,
-        source=source,
+        source="worker" if computed_at is not None else "none",
+        stale=stale,
         items=_segments([r for r in summary["readings"] if _visible(r["labels"], tenant)]),
         silent=[
             Silent(
