@@ -22,7 +22,7 @@ from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 
-from ..model import Judgement, RagRecord
+from ..model import Judgement, RagRecord, claim_supported
 
 EVENT = "gen_ai.evaluation.result"
 EVALUATION_NAME = "faithfulness"
@@ -91,7 +91,7 @@ class EvaluationTelemetry:
 
     def _emit(self, record: RagRecord, judgement: Judgement) -> None:
         score = judgement.faithfulness
-        supported = sum(c.verdict == "supported" for c in judgement.claims)
+        supported = sum(claim_supported(c.verdict) for c in judgement.claims)
         event_attributes: dict[str, str | float | int] = {
             "gen_ai.evaluation.name": EVALUATION_NAME,
             "faithmon.judge": judgement.judge,

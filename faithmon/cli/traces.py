@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import click
 
+from ..model import answer_unsupported
 from ..store import reads_traces as reads
 from ..store import trace_view
 from ..store import traces as stored_traces
@@ -115,7 +116,7 @@ def _table(items: Sequence[reads.TraceSummary]) -> list[str]:
     lines = [click.style(head + "QUESTION", bold=True)]
     for t in items:
         strict = f"{traces_show.score(t.faithfulness):>6}"
-        if t.faithfulness is not None and t.faithfulness < 1:
+        if answer_unsupported(t.faithfulness):
             strict = click.style(strict, fg="yellow")
         crit = click.style("yes ", fg="red", bold=True) if t.critical else "    "
         labels = traces_show.plain(",".join(f"{k}={v}" for k, v in sorted(t.labels.items())))

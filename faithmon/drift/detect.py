@@ -59,6 +59,7 @@ from ..model import (
     Signal,
     Stream,
     baseline_for,
+    claim_supported,
     segment_key,
     segments_of,
 )
@@ -166,7 +167,7 @@ def _bad(claim: Claim, stream: Stream) -> bool:
     # One evidence serves every stream: the citation stream shows the miscited claims.
     if stream == "citation":
         return claim.citation in BAD_CITATIONS
-    return claim.verdict != "supported"
+    return not claim_supported(claim.verdict)
 
 
 def _claim(claim: Claim, found: Evidence, stream: Stream) -> dict[str, Any]:

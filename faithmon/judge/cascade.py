@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from ..model import Claim, Judge, Judgement, Usage
+from ..model import Claim, Judge, Judgement, Usage, claim_supported
 from ..model.judgement import OVERRULED_OFFLINE, UNVERIFIED
 
 
@@ -77,7 +77,7 @@ class CascadeJudge:
     def settled(self, claim: Claim) -> bool:
         """Whether the first stage's claim stands without the LLM: confident (None is
         uncertain), and if supported, with every part bound in one place."""
-        if claim.verdict == "supported" and UNVERIFIED in claim.flags:
+        if claim_supported(claim.verdict) and UNVERIFIED in claim.flags:
             return False
         return claim.confidence is not None and claim.confidence >= self.bar
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ..model import Chunk, Citation, Claim, Judge, Judgement
+from ..model import Chunk, Citation, Claim, Judge, Judgement, claim_supported
 from . import citations as cite
 from . import policy, quotes, severity
 from . import text as t
@@ -227,7 +227,7 @@ class Checked:
                 settled.append(replace(claim, citation="unresolved"))
             elif claim.verdict in ("supported", "partial") and claim.chunk in cited:
                 settled.append(replace(claim, citation="correct"))
-            elif claim.verdict != "supported":
+            elif not claim_supported(claim.verdict):
                 settled.append(replace(claim, citation="wrong"))
             elif claim.citation in ("correct", "wrong"):
                 settled.append(claim)  # the judge said so in the same request
@@ -263,7 +263,7 @@ class Checked:
             if not mine:
                 out.append(None)
             else:
-                out.append("correct" if all(c.verdict == "supported" for c in mine) else "wrong")
+                out.append("correct" if all(claim_supported(c.verdict) for c in mine) else "wrong")
         return out
 
 

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 from openai import OpenAI
 
-from ..model import Citation, Claim, Judgement, Verdict
+from ..model import Citation, Claim, Judgement, Verdict, claim_supported
 from . import prompts
 from . import text as t
 from .cache import VerdictCache
@@ -351,7 +351,7 @@ class OpenAIJudge:
             quote=quote,
             critical=is_critical(str(claim_text)),
             # A reason for a supported claim adds nothing a reviewer needs.
-            rationale=str(reason)[:500] if reason and verdict != "supported" else None,
+            rationale=str(reason)[:500] if reason and not claim_supported(verdict) else None,
             # For a partial claim the reason names the part the context does not hold.
             missing=str(reason)[:500] if reason and verdict == "partial" else None,
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..model import Claim
+from ..model import Claim, claim_supported
 from ..model.judgement import UNVERIFIED
 from . import support as s
 from . import text as t
@@ -94,7 +94,7 @@ def answered(claim: Claim, question: str) -> Claim:
         return claim
     # Words do not verify a statement made of the question's words: the cascade asks.
     if bare.group(1).lower() == "yes":
-        verified = claim.verdict != "supported"
+        verified = not claim_supported(claim.verdict)
         return claim if verified else replace(claim, flags=(*claim.flags, UNVERIFIED))
     if claim.verdict == "contradicted":
         return replace(claim, verdict="supported", flags=(*claim.flags, UNVERIFIED))

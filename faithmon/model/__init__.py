@@ -26,6 +26,7 @@ from .drift import (
 )
 from .findings import RuleCount, SegmentFindings
 from .judgement import (
+    FULLY_SUPPORTED,
     Citation,
     Claim,
     Judge,
@@ -37,6 +38,8 @@ from .judgement import (
     Stage,
     Usage,
     Verdict,
+    answer_unsupported,
+    claim_supported,
 )
 from .records import (
     Chunk,
@@ -57,6 +60,7 @@ from .records import (
 
 __all__ = [
     "BAD_CITATIONS",
+    "FULLY_SUPPORTED",
     "JUDGE_RULES",
     "MIN_RATE",
     "Alert",
@@ -97,7 +101,9 @@ __all__ = [
     "Usage",
     "Verdict",
     "acts_on",
+    "answer_unsupported",
     "baseline_for",
+    "claim_supported",
     "segment_key",
     "segments_of",
     "visible_to",

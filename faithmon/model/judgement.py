@@ -12,6 +12,22 @@ Verdict = Literal["supported", "contradicted", "unsupported", "partial"]
 without a qualifier the chunk attaches); strict scores count it as not supported,
 lenient ones as not contradicted."""
 
+FULLY_SUPPORTED = 1.0
+"""The strict score of an answer every claim of which is supported."""
+
+
+def claim_supported(verdict: str) -> bool:
+    """The claim-level rule: only ``supported`` counts; unsupported, contradicted and
+    partial claims are *not supported* (the SQL form: ``store.rules.claim_supported``)."""
+    return verdict == "supported"
+
+
+def answer_unsupported(strict: float | None) -> bool:
+    """The answer-level rule: scored, with a claim not supported, so the strict score is
+    below 1 (the SQL form: ``store.rules.answer_unsupported``)."""
+    return strict is not None and strict < FULLY_SUPPORTED
+
+
 Citation = Literal["correct", "wrong", "unresolved", "none"]
 """Whether a claim's citation markers point at chunks that support it: ``none`` when
 the claim cites nothing, ``unresolved`` when no marker names a chunk the generator was
@@ -112,7 +128,7 @@ class Judgement:
         """Strict score (supported / claims), as RAGAS; None without claims."""
         if self.status not in ("ok", "empty_context") or not self.claims:
             return None
-        supported = sum(c.verdict == "supported" for c in self.claims)
+        supported = sum(claim_supported(c.verdict) for c in self.claims)
         return supported / len(self.claims)
 
     @property
@@ -126,16 +142,12 @@ class Judgement:
     @property
     def not_supported(self) -> tuple[Claim, ...]:
         """The claims the chunks do not support: unsupported, contradicted or partial."""
-        return tuple(c for c in self.claims if c.verdict != "supported")
+        return tuple(c for c in self.claims if not claim_supported(c.verdict))
 
     @property
     def unsupported(self) -> bool:
-        """Scored, with a claim the chunks do not support: the strict score is below 1.
-
-        Said through the score so that SQL, which has the stored score, asks the same.
-        """
-        score = self.faithfulness
-        return score is not None and score < 1
+        """Scored, with a claim the chunks do not support (``answer_unsupported``)."""
+        return answer_unsupported(self.faithfulness)
 
     @property
     def critical_unsupported(self) -> bool:

@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..model import claim_supported
 from ..model.review import Reviewed
 
 PASS, FAIL = "pass", "fail"
@@ -32,7 +33,7 @@ Z95 = 1.959964
 
 
 def verdict_passes(verdict: str) -> bool:
-    return verdict == "supported"
+    return claim_supported(verdict)
 
 
 def cohen_kappa(pairs: Iterable[tuple[str, str, float]]) -> tuple[float | None, float, float]:

@@ -13,14 +13,24 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import RecordGone
-from ..model import BAD_CITATIONS, Claim, Evidence, Judgement, Outcome, PolicyFinding, Usage
+from ..model import (
+    BAD_CITATIONS,
+    Claim,
+    Evidence,
+    Judgement,
+    Outcome,
+    PolicyFinding,
+    Usage,
+    claim_supported,
+)
+from . import rules
 from ._dialect import insert_for, json_values, savepoint
 from .records import JUDGE_ERROR, SCORED
 from .tables import EvaluationRow, JudgeTrustRow, RecordRow
 from .tables_derived import ClaimRow
 
-UNSUPPORTED = EvaluationRow.faithfulness < 1
-"""``Judgement.unsupported`` in SQL: it is defined by the strict score, which is stored."""
+UNSUPPORTED = rules.answer_unsupported(EvaluationRow.faithfulness)
+"""``Judgement.unsupported`` on the stored evaluation."""
 
 MISCITED = EvaluationRow.citation_accuracy < 1
 """The answer cites and a citation is wrong or unresolved: bad on the citation stream."""
@@ -218,7 +228,9 @@ def outcome_of(
     if chunk_ids is not None and (judgement.unsupported or miscited):
         # One evidence for every stream: each alert shows the claims bad on its own.
         shown = (
-            c for c in judgement.claims if c.verdict != "supported" or c.citation in BAD_CITATIONS
+            c
+            for c in judgement.claims
+            if not claim_supported(c.verdict) or c.citation in BAD_CITATIONS
         )
         evidence = _evidence(chunk_ids, tuple(shown))
     return Outcome(

@@ -11,6 +11,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, case, func, select, true
 from sqlalchemy.orm import Session, aliased
 
+from . import rules
 from ._dialect import json_cited, json_items, json_text, scanned
 from .reads_traces import shown_evaluation
 from .tables import EvaluationRow, RecordDocumentRow, RecordRow
@@ -65,7 +66,7 @@ def document_uses(
             passes.doc_id,
             func.count(),
             func.count(score),
-            func.sum(case((score < 1, 1), else_=0)),
+            func.sum(case((rules.answer_unsupported(score), 1), else_=0)),
             func.max(passes.started_at),
         )
         .select_from(passes)
@@ -136,7 +137,7 @@ def _contradicted(
         # Evaluations first, each record looked up by id (not records walked in full).
         .join(RecordRow, RecordRow.id == scanned(session, shown.record_id))
         .join(claims, true())
-        .where(shown.faithfulness < 1, shown.id == latest.scalar_subquery())
+        .where(rules.answer_unsupported(shown.faithfulness), shown.id == latest.scalar_subquery())
         .where(json_text(session, claim, "verdict") == "contradicted", *window)
         .subquery()
     )

@@ -18,6 +18,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session, aliased
 
 from ..model import Feedback, Judgement, RagRecord
+from . import rules
 from ._dialect import is_postgresql
 from .evaluations import to_judgement
 from .records import to_record
@@ -38,6 +39,8 @@ class TraceFilter:
     until: datetime | None = None
     max_score: float | None = None
     """Strict faithfulness of the shown evaluation at most this."""
+    unsupported: bool = False
+    """Only records whose shown evaluation is unsupported (``rules.answer_unsupported``)."""
     critical: bool | None = None
     """The shown evaluation has (True) or has not (False) a critical unsupported claim."""
     judge: str | None = None
@@ -114,10 +117,10 @@ def critical_unsupported(
         select(1).where(
             ClaimRow.evaluation_id == evaluation_id,
             ClaimRow.critical.is_(True),
-            ClaimRow.verdict != "supported",
+            rules.claim_not_supported(ClaimRow.verdict),
         )
     )
-    return and_(faithfulness < 1, found)
+    return and_(rules.answer_unsupported(faithfulness), found)
 
 
 def _labels_match(session: Session, pairs: Mapping[str, str]) -> ColumnElement[bool]:
@@ -152,6 +155,8 @@ def _filtered(session: Session, where: TraceFilter, shown: Any, join: Any) -> Se
         query = query.where(RecordRow.started_at < where.until)
     if where.max_score is not None:
         query = query.where(shown.faithfulness <= where.max_score)
+    if where.unsupported:
+        query = query.where(rules.answer_unsupported(shown.faithfulness))
     if where.critical is not None:
         critical = critical_unsupported(session, shown.id, shown.faithfulness)
         query = query.where(critical if where.critical else or_(shown.id.is_(None), ~critical))

@@ -111,7 +111,7 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
             ]
             worst = list_traces(
                 session,
-                TraceFilter(tenant=tenant, labels=series.labels, max_score=0.999),
+                TraceFilter(tenant=tenant, labels=series.labels, unsupported=True),
                 20,
             )
         return series, alert_markers(alerts), worst
