@@ -15,13 +15,18 @@ oldest released traces are dropped to stay under it, so keeping them never
 refuses new spans: dropping one only costs a late span its rebuild. Without
 it they age out, and a pipeline capping ``bytes_in_flight`` answers 503 until
 they do. Not thread-safe: the pipeline locks.
+
+Admission is one step although a request's items are added only after its spool write
+(outside the lock, so concurrent requests share an fsync): the check ``reserve``s the
+request's items, bytes and new traces, and every later check counts them, until ``add``
+(or ``cancel``, when the write fails) gives them back.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,6 +104,43 @@ def approximate_size(item: TraceItem) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Request:
+    """One request's items, measured before the lock is taken."""
+
+    sizes: tuple[int, ...]
+    bytes: int
+    """The items' sizes with each resource once per trace: at least what ``add`` counts."""
+    traces: frozenset[str]
+
+
+def measure(items: Sequence[TraceItem]) -> Request:
+    sizes = tuple(approximate_size(item) for item in items)
+    traces: set[str] = set()
+    resources: dict[int, int] = {}
+    shared: set[tuple[str, int]] = set()
+    total = sum(sizes)
+    for item in items:
+        key = trace_key(item)
+        traces.add(key)
+        if isinstance(item, IngestSpan) and (key, id(item.resource)) not in shared:
+            shared.add((key, id(item.resource)))
+            if id(item.resource) not in resources:
+                resources[id(item.resource)] = value_size(item.resource)
+            total += resources[id(item.resource)]
+    return Request(sizes, total, frozenset(traces))
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """What an admitted request holds until its items are added: their sizes, measured
+    once, and the traces it was first to open."""
+
+    sizes: tuple[int, ...]
+    bytes: int
+    traces: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class Assembled:
     """The items of one trace, released for extraction."""
 
@@ -139,38 +181,69 @@ class TraceAssembler:
         self.bytes_in_flight = 0
         self.bytes_released = 0
         self.evicted_total = 0
+        # Admitted requests whose items are not added yet (see the module docstring).
+        self._reserved_items = 0
+        self._reserved_bytes = 0
+        self._reserved_traces: Counter[str] = Counter()
 
     def __len__(self) -> int:
         return len(self._pending)
 
-    def refusal(self, items: Sequence[TraceItem], max_items: int) -> str | None:
-        """Why ``items`` may not be added now (the receiver answers 503), or None."""
-        if self.items_in_flight + len(items) > max_items:
-            return f"{self.items_in_flight} spans wait for assembly"
-        if self._max_bytes is not None and self.bytes_in_flight >= self._max_bytes:
-            return f"{self.bytes_in_flight // 1_000_000} MB of spans wait for assembly"
+    def refusal(self, request: Request | None, max_items: int) -> str | None:
+        """Why ``request`` may not be admitted now (the receiver answers 503), or None;
+        what admitted requests reserved counts as added."""
+        items = self.items_in_flight + self._reserved_items
+        if items + (len(request.sizes) if request else 0) > max_items:
+            return f"{items} spans wait for assembly"
+        held = self.bytes_in_flight + self._reserved_bytes
+        if self._max_bytes is not None and held >= self._max_bytes:
+            return f"{held // 1_000_000} MB of spans wait for assembly"
         # Refused before the trace bound forces evictions, which store traces as
         # incomplete: exporters retry, evictions lose the chance to score. The traces
         # a request would open count, and while others are in flight one request opens
         # at most a share of the bound: it cannot crowd them out.
         # Without items: could one more trace come in?
-        new = len({trace_key(item) for item in items} - self._pending.keys()) if items else 1
-        if len(self._pending) + new > self._max_traces * 0.9:
-            return f"{len(self._pending)} traces wait for assembly"
-        if self._pending and new > self._max_traces * ONE_REQUEST_SHARE:
-            return f"one export opens {new} traces while {len(self._pending)} wait for assembly"
+        new = len(self._new_traces(request)) if request and request.sizes else 1
+        traces = len(self._pending) + len(self._reserved_traces)
+        if traces + new > self._max_traces * 0.9:
+            return f"{traces} traces wait for assembly"
+        if traces and new > self._max_traces * ONE_REQUEST_SHARE:
+            return f"one export opens {new} traces while {traces} wait for assembly"
         return None
 
-    def add(self, items: Iterable[TraceItem]) -> None:
+    def _new_traces(self, request: Request) -> frozenset[str]:
+        return frozenset(request.traces - self._pending.keys() - self._reserved_traces.keys())
+
+    def reserve(self, request: Request) -> Reservation:
+        """Hold room for an admitted request until ``add`` or ``cancel``."""
+        held = Reservation(request.sizes, request.bytes, self._new_traces(request))
+        self._reserved_items += len(held.sizes)
+        self._reserved_bytes += held.bytes
+        self._reserved_traces.update(held.traces)
+        return held
+
+    def cancel(self, held: Reservation) -> None:
+        """Give back what ``held`` reserved (its request will not be added)."""
+        self._reserved_items -= len(held.sizes)
+        self._reserved_bytes -= held.bytes
+        for key in held.traces:
+            self._reserved_traces[key] -= 1
+            if not self._reserved_traces[key]:
+                del self._reserved_traces[key]
+
+    def add(self, items: Iterable[TraceItem], held: Reservation | None = None) -> None:
+        """Add items (those of an admitted request: its reservation is given back)."""
+        if held is not None:
+            self.cancel(held)
         now = self._clock()
-        for item in items:
+        for n, item in enumerate(items):
             key = trace_key(item)
             pending = self._pending.get(key)
             if pending is None:
                 pending = self._open(key, now)
             pending.items.append(item)
             pending.last_seen_ns = now
-            size = approximate_size(item)
+            size = held.sizes[n] if held is not None else approximate_size(item)
             if isinstance(item, IngestSpan) and id(item.resource) not in pending.resources:
                 pending.resources.add(id(item.resource))
                 size += value_size(item.resource)

@@ -36,7 +36,7 @@ from ..model import (
     SaveSamplingFn,
     Scrubber,
 )
-from .assemble import Assembled, TraceAssembler
+from .assemble import Assembled, Request, TraceAssembler, measure
 from .build import finish_feedback
 from .memory import Releaser
 from .quiet import Throttle
@@ -116,8 +116,8 @@ class Pipeline:
         self._finisher: threading.Thread | None = None
         self._deadline: float | None = None
 
-    def _full(self, items: Sequence[TraceItem] = ()) -> str | None:
-        return self._assembler.refusal(items, self._max_items)
+    def _full(self, request: Request | None = None) -> str | None:
+        return self._assembler.refusal(request, self._max_items)
 
     @property
     def saturated(self) -> bool:
@@ -157,14 +157,23 @@ class Pipeline:
             raise SaturatedError("faithmon is shutting down")
         if self._spool is None and (self._backlog or self._feedback_backlog):
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
+        request = measure(items)
         with self._lock:
-            full = self._full(items)
+            full = self._full(request)
             if full is not None:
                 raise SaturatedError(full)
-        if self._spool is not None and items:
-            self._spool.append(encode(items), {item.trace_id for item in items})
+            # Counted by every check from now on, though added only after the spool
+            # write, which runs unlocked so that concurrent requests share its fsync.
+            held = self._assembler.reserve(request)
+        try:
+            if self._spool is not None and items:
+                self._spool.append(encode(items), {item.trace_id for item in items})
+        except BaseException:
+            with self._lock:
+                self._assembler.cancel(held)
+            raise
         with self._lock:
-            self._assembler.add(items)
+            self._assembler.add(items, held)
             self.stats["spans"] += len(items)
 
     def _settle(self, trace_ids: Iterable[str]) -> None:

@@ -18,19 +18,22 @@ Order of decision for one record:
 5. **Segment rate limit**: a token bucket per segment → ``rate_limited``.
 
 The state (buckets, hourly counts) is per process: with several receivers each
-applies the limits to its own share of the traffic.
+applies the limits to its own share of the traffic. It is bounded (``lru.py``): past
+``MAX_SEGMENTS`` a new segment takes the place of one whose state is spent (a bucket
+full again, a past hour's count), or else shares the ``other`` segment's, so a flood of
+new label values is limited as one segment.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
-from ..model import Decision, RagRecord
+from ..model import Decision, RagRecord, segment_key
+from .lru import OTHER_KEY, Lru
 
 _LOW_64 = (1 << 64) - 1
 _LOW_56 = (1 << 56) - 1
@@ -89,19 +92,6 @@ class _Bucket:
     updated: float
 
 
-@dataclass(slots=True)
-class _HourCounts:
-    counts: OrderedDict[tuple[str, datetime], int] = field(default_factory=OrderedDict)
-
-    def get(self, key: tuple[str, datetime]) -> int:
-        return self.counts.get(key, 0)
-
-    def add(self, key: tuple[str, datetime]) -> None:
-        self.counts[key] = self.counts.get(key, 0) + 1
-        while len(self.counts) > 50_000:  # a bound: hours and segments seen long ago go
-            self.counts.popitem(last=False)
-
-
 def _matches(labels: Mapping[str, str], pairs: Sequence[tuple[str, str]]) -> bool:
     return any(labels.get(name) == value for name, value in pairs)
 
@@ -112,8 +102,9 @@ class PolicySampler:
     def __init__(self, policy: SamplingPolicy, clock: Callable[[], float] = time.monotonic):
         self.policy = policy
         self._clock = clock
-        self._buckets: dict[str, _Bucket] = {}
-        self._kept = _HourCounts()
+        self._buckets: Lru[str, _Bucket] = Lru("the sampler's rate buckets")
+        # Kept records per segment and hour, for the minimum (counted only when set).
+        self._kept: Lru[tuple[str, datetime], int] = Lru("the sampler's hourly counts")
 
     def segment_of(self, record: RagRecord) -> dict[str, str]:
         return {k: record.labels[k] for k in self.policy.segment_by if record.labels.get(k)}
@@ -135,42 +126,57 @@ class PolicySampler:
                 return "low_retrieval_score"
         return None
 
-    def _take(self, segment: str) -> bool:
+    def _take(self, key: str) -> bool:
         limit = self.policy.rate_limit
         if limit <= 0:
             return True
         now = self._clock()
-        bucket = self._buckets.get(segment)
+        burst = max(1.0, limit)
+
+        def refilled(_: str, old: _Bucket) -> bool:  # as good as new: dropping it is free
+            return old.tokens + (now - old.updated) * limit >= burst
+
+        key = self._buckets.room_for(key, OTHER_KEY, refilled)
+        bucket = self._buckets.get(key)
         if bucket is None:
-            bucket = self._buckets[segment] = _Bucket(tokens=max(1.0, limit), updated=now)
-        bucket.tokens = min(max(1.0, limit), bucket.tokens + (now - bucket.updated) * limit)
+            bucket = _Bucket(tokens=burst, updated=now)
+            self._buckets.put(key, bucket)
+        bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated) * limit)
         bucket.updated = now
         if bucket.tokens < 1.0:
             return False
         bucket.tokens -= 1.0
         return True
 
+    def _counted(self, key: str, started_at: datetime) -> tuple[str, datetime]:
+        """Where the segment's kept records of this hour are counted."""
+        hour = started_at.replace(minute=0, second=0, microsecond=0)
+        # Only this hour's count decides the minimum: another hour's is spent.
+        return self._kept.room_for((key, hour), (OTHER_KEY, hour), lambda k, _: k[1] != hour)
+
     def keep(self, record: RagRecord) -> Decision:
         policy = self.policy
         segment = self.segment_of(record)
-        key = ",".join(f"{k}={v}" for k, v in sorted(segment.items()))
-        hour = record.started_at.replace(minute=0, second=0, microsecond=0)
+        key = segment_key(segment)
         if (policy.include and not _matches(record.labels, policy.include)) or (
             policy.exclude and _matches(record.labels, policy.exclude)
         ):
             return Decision(False, "filtered", segment)
+        counted = None
+        if policy.minimum_per_hour > 0:
+            counted = self._counted(key, record.started_at)
         rule = self._rule(record)
-        if rule is None and self._kept.get((key, hour)) < policy.minimum_per_hour:
+        below = counted is not None and (self._kept.get(counted) or 0) < policy.minimum_per_hour
+        if rule is None and below:
             rule = "minimum"
-        if rule is not None:
-            self._kept.add((key, hour))
-            return Decision(True, f"rule:{rule}", segment)
-        if not ratio_keeps(record.trace_id, policy.rate, record.trace_state):
-            return Decision(False, "sampled_out", segment)
-        if not self._take(key):
-            return Decision(False, "rate_limited", segment)
-        self._kept.add((key, hour))
-        return Decision(True, "sampled", segment)
+        if rule is None:
+            if not ratio_keeps(record.trace_id, policy.rate, record.trace_state):
+                return Decision(False, "sampled_out", segment)
+            if not self._take(key):
+                return Decision(False, "rate_limited", segment)
+        if counted is not None:
+            self._kept.put(counted, (self._kept.get(counted) or 0) + 1)
+        return Decision(True, "sampled" if rule is None else f"rule:{rule}", segment)
 
 
 class KeepAll:

@@ -3,7 +3,9 @@
 Every decision is tallied (kept and dropped alike), so the dashboard can say what
 share of a segment was scored; a trace dropped for a reason worth looking up later
 (not plain ``sampled_out``, which is recomputed from the id) is listed by id. The
-segment is scrubbed like the record's labels before it is counted.
+segment is scrubbed like the record's labels before it is counted. Counts wait for the
+store in a bounded map (``lru.py``): past its cap the least recently counted segment's
+counts move to ``OTHER_SEGMENT`` of their hour, so totals stay whole through an outage.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ..model import (
+    OTHER_SEGMENT,
     Decision,
     DroppedTrace,
     RagRecord,
@@ -24,10 +27,19 @@ from ..model import (
     Scrubber,
     segment_key,
 )
+from .lru import Lru
 from .quiet import Throttle
 from .storable import storable_labels
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Row:
+    """One segment's counts of one hour, by reason."""
+
+    segment: Mapping[str, str]
+    counts: Counter[str]
 
 
 class SamplingBook:
@@ -45,8 +57,10 @@ class SamplingBook:
         self._max_dropped = max_dropped
         self._stats = stats
         self._quiet = Throttle(logger)
-        self._tallies: Counter[tuple[datetime, str, str]] = Counter()
-        self._segments: dict[str, Mapping[str, str]] = {}
+        self._rows: Lru[tuple[datetime, str], _Row] = Lru("sampling counts")
+        # Counts of rows that gave way, by hour. The hours are the records' clocks, so
+        # this is bounded too: past its cap, the counts of the oldest hour are lost.
+        self._other: Lru[datetime, Counter[str]] = Lru("sampling counts under other")
         self._dropped: list[DroppedTrace] = []
 
     def keep(self, record: RagRecord) -> str | None:
@@ -78,24 +92,52 @@ class SamplingBook:
         return storable_labels(labels)
 
     def _tally(self, record: RagRecord, reason: str, segment: Mapping[str, str]) -> None:
-        key = segment_key(segment)
-        self._segments.setdefault(key, dict(segment))
+        if self._save is None:
+            return
         hour = record.started_at.replace(minute=0, second=0, microsecond=0)
-        self._tallies[(hour, key, reason)] += 1
+        key = (hour, segment_key(segment))
+        row = self._rows.get(key)
+        if row is None:
+            row = _Row(dict(segment), Counter())
+            gone = self._rows.put(key, row)
+            if gone is not None:
+                self._fold(gone[0][0], gone[1].counts)
+        row.counts[reason] += 1
+
+    def _fold(self, hour: datetime, counts: Counter[str]) -> None:
+        other = self._other.get(hour)
+        if other is None:
+            other = Counter()
+            lost = self._other.put(hour, other)
+            if lost is not None:
+                self._stats["sampling_counts_lost"] += lost[1].total()
+        other.update(counts)
+
+    def _tallies(self) -> list[SamplingTally]:
+        merged: Counter[tuple[datetime, str, str]] = Counter()
+        segments = {segment_key(OTHER_SEGMENT): OTHER_SEGMENT}
+        for (hour, key), row in self._rows.items():
+            segments[key] = row.segment
+            for reason, count in row.counts.items():
+                merged[(hour, key, reason)] += count
+        for hour, counts in self._other.items():
+            for reason, count in counts.items():
+                merged[(hour, segment_key(OTHER_SEGMENT), reason)] += count
+        return [
+            SamplingTally(hour, segments[key], reason, count)
+            for (hour, key, reason), count in merged.items()
+        ]
 
     def save(self) -> None:
-        if self._save is None or not (self._tallies or self._dropped):
+        if self._save is None or not (self._rows or self._other or self._dropped):
             return
-        tallies = [
-            SamplingTally(hour, self._segments[key], reason, count)
-            for (hour, key, reason), count in self._tallies.items()
-        ]
         try:
-            self._save(tallies, self._dropped)
+            self._save(self._tallies(), self._dropped)
         except Exception as exc:
             # Kept for the next tick (bounded): sampling counts are not worth a 503.
             del self._dropped[: max(0, len(self._dropped) - self._max_dropped)]
             self._quiet.warning("s", "faithmon: saving sampling counts failed (%s)", exc)
             return
-        self._tallies.clear()
+        self._rows.clear()
+        self._other.clear()
         self._dropped = []

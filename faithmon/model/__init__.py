@@ -42,6 +42,7 @@ from .judgement import (
     claim_supported,
 )
 from .records import (
+    OTHER_SEGMENT,
     Chunk,
     Decision,
     DroppedTrace,
@@ -63,6 +64,7 @@ __all__ = [
     "FULLY_SUPPORTED",
     "JUDGE_RULES",
     "MIN_RATE",
+    "OTHER_SEGMENT",
     "Alert",
     "AlertGroup",
     "AlertSink",

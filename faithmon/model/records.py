@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from .judgement import Judgement
@@ -140,3 +141,9 @@ def segments_of(
 def segment_key(segment: Mapping[str, str]) -> str:
     """Canonical text of a segment: ``route=billing,tenant=acme``; '' is overall."""
     return ",".join(f"{k}={segment[k]}" for k in sorted(segment))
+
+
+OTHER_SEGMENT: Mapping[str, str] = MappingProxyType({"segment": "other"})
+"""Where ingest counts the segments past its cap on per-segment state: a segment like
+any other (stored, keyed and shown the same way), under a label name faithmon never
+sets on a record, so drift's sampling weights match it to no record."""
