@@ -67,3 +67,16 @@ def scratch_postgres(template: str | None = None) -> Iterator[str]:
                 connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
         admin.dispose()
+
+
+def waiting_on_a_lock(engine: Engine) -> bool:
+    """Some session of this PostgreSQL database waits for a lock another one holds."""
+    # A new connection each time: pg_stat_activity is a snapshot per transaction.
+    with engine.connect() as connection:
+        waiting = connection.scalar(
+            text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+        )
+    return bool(waiting)

@@ -37,9 +37,14 @@ def reconcile_kinds(
 ) -> list[Alert]:
     """Turn the signals of alert kinds ``rules`` into stored alert changes: ``ours`` picks
     this job's alerts among them (another job may raise the same kind), ``signals`` is
-    given their open ones. The caller delivers what is to be told, after its commit."""
-    open_alerts = [a for a in store_alerts.open_alerts(session) if a.rule in rules and ours(a)]
-    recent = store_alerts.resolved_alerts(session, rules, since=clock - policy.cooldown)
+    given their open ones. The caller delivers what is to be told, after its commit.
+
+    The alerts are read locked until that commit: each is written back whole, and an
+    acknowledgement or mute made in between would otherwise be lost."""
+    found = store_alerts.open_alerts(session, *rules, lock=True)
+    open_alerts = [a for a in found if ours(a)]
+    since = clock - policy.cooldown
+    recent = store_alerts.resolved_alerts(session, rules, since=since, lock=True)
     return store_alerts.save_alerts(
         session,
         reconcile(open_alerts, signals(open_alerts), clock, policy, [a for a in recent if ours(a)]),

@@ -15,17 +15,17 @@ from typing import Any
 
 from .. import drift
 from ..alerts import Policy as AlertPolicy
-from ..alerts import deliver, reconcile, to_tell
+from ..alerts import deliver, to_tell
 from ..drift.state import DriftState
 from ..model import Alert, AlertSink, Signal
 from ..model.standing import ProofFloor
 from ..store import Sessions
-from ..store import alerts as store_alerts
 from ..store import baselines as store_baselines
 from ..store import drift_runs as store_drift_runs
 from ..store import sentinels as store_sentinels
 from ..store import thresholds as store_thresholds
 from . import drift_fold
+from ._shared import reconcile_kinds
 
 logger = logging.getLogger(__name__)
 
@@ -149,15 +149,8 @@ def check_drift(
             )
         sentinel = store_sentinels.status(session, judge_name)
         signals = _in_context([r.signal() for r in readings] + no_data, judge_name, sentinel)
-        changed = store_alerts.save_alerts(
-            session,
-            reconcile(
-                [a for a in store_alerts.open_alerts(session) if a.rule in DRIFT_RULES],
-                signals,
-                clock,
-                policy,
-                store_alerts.resolved_alerts(session, DRIFT_RULES, since=clock - policy.cooldown),
-            ),
+        changed = reconcile_kinds(
+            session, DRIFT_RULES, lambda _: True, lambda _: signals, clock, policy
         )
     deliver(sinks, to_tell(changed))
     return DriftRun(True, tuple(readings), tuple(changed), tuple(silent), building=building)

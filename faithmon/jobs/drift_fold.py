@@ -183,24 +183,29 @@ def save(
     store_drift_state.save(session, judge, stored, now)
 
 
-def remember_solved(session: Session, judge: str) -> None:
+def remember_solved(session: Session, judge: str, attempts: int = 3) -> bool:
     """Add what this process solved to ``judge``'s kept state, changing nothing else: a
     dry run (`faithmon drift status`) writes no more than that, and only to a state that is
-    already kept."""
-    stored = store_drift_state.load(session, judge)
-    if stored is None:
-        return
-    known = stored.state.get("solved", {})
+    already kept. False when nothing was added.
+
+    Written only over the state it read (:func:`store_drift_state.swap`): a run that kept
+    a newer one meanwhile is read again, and never undone. After ``attempts`` such races
+    it gives up: the thresholds are a cache, which a later run fills again."""
     solved = drift.solved()
-    if not set(solved) - set(known):
-        return
-    data = {**stored.state, "solved": {**known, **solved}}
-    store_drift_state.save(
-        session,
-        judge,
-        store_drift_state.StoredState(stored.fingerprint, stored.watermark, data),
-        datetime.now(UTC),
+    for _ in range(attempts):
+        stored = store_drift_state.load(session, judge)
+        if stored is None:
+            return False
+        known = stored.state.get("solved", {})
+        if not set(solved) - set(known):
+            return False
+        data = {**stored.state, "solved": {**known, **solved}}
+        if store_drift_state.swap(session, judge, stored, data, datetime.now(UTC)):
+            return True
+    logger.info(
+        "faithmon: drift state of %s kept by another run meanwhile; solved not added", judge
     )
+    return False
 
 
 def alerting_thresholds(session: Session, judge: str) -> dict[str, Any] | None:

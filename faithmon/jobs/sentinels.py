@@ -146,7 +146,12 @@ def run_sentinels(
             )
             changed = store_alerts.save_alerts(
                 session,
-                reconcile(store_alerts.open_alerts(session, JUDGE_DRIFT_RULE), [signal], when),
+                reconcile(
+                    # Locked: written back whole, an acknowledgement made meanwhile stays.
+                    store_alerts.open_alerts(session, JUDGE_DRIFT_RULE, lock=True),
+                    [signal],
+                    when,
+                ),
             )
         deliver(sinks, to_tell(changed))
         done.append(SentinelRun(set_name, version, result, state))

@@ -59,7 +59,9 @@ def notify_after_silences(
         ended = store_silences.ended_silences(session, since, now)
         if not running and not ended:
             return 0
-        due = due_after_silence(store_alerts.open_alerts(session), [*running, *ended], now)
+        # Locked: what is due is decided on the alerts as the other writers left them.
+        found = store_alerts.open_alerts(session, lock=True)
+        due = due_after_silence(found, [*running, *ended], now)
         store_silences.mark_told(session, [a.id for a in due if a.id is not None], now)
     if due:
         logger.info("faithmon: %d alerts told now that their silence is over", len(due))

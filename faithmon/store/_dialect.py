@@ -54,6 +54,27 @@ def skip_locked(session: Session, query: Select[*Ts]) -> Select[*Ts]:
     return query.with_for_update(skip_locked=True) if is_postgresql(session) else query
 
 
+def for_update(session: Session, query: Select[*Ts]) -> Select[*Ts]:
+    """``query`` for rows this transaction reads in order to write them back: no other
+    writer commits a change to them between the read and the write, so none is lost.
+
+    PostgreSQL locks the rows (FOR UPDATE; another writer of them waits, within the
+    statement timeout). SQLite locks the whole database for writing before the read
+    (``BEGIN IMMEDIATE``, within the busy timeout): pysqlite starts a transaction only at
+    the first INSERT or UPDATE, so a plain read would run outside the write it feeds.
+    Rows already in the session are read again, not served as an earlier read left them.
+    """
+    if is_postgresql(session):
+        query = query.with_for_update()
+    else:
+        connection = session.connection()
+        raw = connection.connection.driver_connection
+        # Already in a transaction: pysqlite opened it for a write, so it holds the lock.
+        if raw is None or not raw.in_transaction:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+    return query.execution_options(populate_existing=True)
+
+
 def savepoint(session: Session) -> AbstractContextManager[object]:
     # PostgreSQL aborts the whole transaction on a failed statement, so the statement
     # runs in a savepoint. SQLite undoes only the failed statement, and pysqlite

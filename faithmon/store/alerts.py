@@ -12,6 +12,7 @@ from ..model import (
     Alert,
     segment_key,
 )
+from ._dialect import for_update
 from .tables import (
     AlertRow,
 )
@@ -32,10 +33,17 @@ def to_alert(row: AlertRow) -> Alert:
     )
 
 
-def open_alerts(session: Session, rule: str | None = None) -> list[Alert]:
+def open_alerts(session: Session, *rules: str, lock: bool = False) -> list[Alert]:
+    """The alerts not resolved, of ``rules`` (every rule without), oldest first.
+
+    ``lock``: the caller writes them back in this transaction (a job reconciling them);
+    an acknowledgement or mute written meanwhile waits for it and then sees its change,
+    and the job sees theirs, so neither is lost (:func:`._dialect.for_update`)."""
     query = select(AlertRow).where(AlertRow.state != "resolved").order_by(AlertRow.id)
-    if rule is not None:
-        query = query.where(AlertRow.rule == rule)
+    if rules:
+        query = query.where(AlertRow.rule.in_(rules))
+    if lock:
+        query = for_update(session, query)
     return [to_alert(row) for row in session.scalars(query)]
 
 
@@ -47,7 +55,10 @@ def list_alerts(session: Session, include_resolved: bool = True) -> list[Alert]:
 
 
 def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
-    """Insert new alerts (id None) and update existing ones; returns them with ids."""
+    """Insert new alerts (id None) and update existing ones; returns them with ids.
+
+    An update replaces the alert whole: read it with ``lock`` (:func:`open_alerts`,
+    :func:`resolved_alerts`) in the same transaction, or a change written since is lost."""
     saved = []
     for alert in alerts:
         values = {
@@ -75,9 +86,10 @@ def save_alerts(session: Session, alerts: Iterable[Alert]) -> list[Alert]:
 
 
 def resolved_alerts(
-    session: Session, rules: Sequence[str], since: datetime | None = None
+    session: Session, rules: Sequence[str], since: datetime | None = None, lock: bool = False
 ) -> list[Alert]:
-    """The latest resolved alert per (rule, segment) of ``rules`` (resolved after ``since``)."""
+    """The latest resolved alert per (rule, segment) of ``rules`` (resolved after ``since``);
+    ``lock`` as for :func:`open_alerts` (the cooldown reopens them)."""
     query = (
         select(AlertRow)
         .where(AlertRow.state == "resolved", AlertRow.rule.in_(rules))
@@ -85,6 +97,8 @@ def resolved_alerts(
     )
     if since is not None:
         query = query.where(AlertRow.resolved_at >= since)
+    if lock:
+        query = for_update(session, query)
     latest = {(row.rule, row.segment_key): row for row in session.scalars(query)}
     return [to_alert(row) for row in latest.values()]
 
@@ -98,8 +112,10 @@ def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert |
     """Record who acknowledged an alert; its state is the detector's, not changed here.
 
     The first acknowledgement stays: a second one does not replace who took the alert
-    (the caller compares ``acked_by`` to tell)."""
-    row = session.get(AlertRow, alert_id)
+    (the caller compares ``acked_by`` to tell). The row is read locked: a job writing the
+    alert back meanwhile does not drop the acknowledgement, nor this write the job's change."""
+    query = for_update(session, select(AlertRow).where(AlertRow.id == alert_id))
+    row = session.scalars(query).one_or_none()
     if row is None:
         return None
     if "acked_by" not in row.details:

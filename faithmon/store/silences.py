@@ -13,6 +13,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from ..model.silences import MUTED_AT, MUTED_BY, Silence
+from ._dialect import for_update
 from .tables import AlertRow
 from .tables_silences import SilenceRow
 
@@ -87,8 +88,11 @@ def expire_silence(
     session: Session, silence_id: int, now: datetime, tenant: str | None = None
 ) -> tuple[Silence, bool] | None:
     """End a silence at ``now``; the bool says whether it was still running (or still to
-    come). An ended one is left as it was. None: no such silence (for this tenant)."""
-    row = session.get(SilenceRow, silence_id)
+    come). An ended one is left as it was. None: no such silence (for this tenant).
+    Read locked, so of two at once only one finds it running."""
+    row = session.scalars(
+        for_update(session, select(SilenceRow).where(SilenceRow.id == silence_id))
+    ).one_or_none()
     if row is None or (tenant is not None and row.tenant != tenant):
         return None
     if row.expired_at is not None or row.ends_at <= now:
@@ -115,17 +119,23 @@ def ended_silences(session: Session, since: datetime, now: datetime) -> list[Sil
 
 def mark_muted(session: Session, alert_id: int, silence_id: int, at: datetime) -> None:
     """Record on an alert that its notification of ``at`` was stopped by a silence, so the
-    drift job can tell it once the silence ends (``alerts.silencing.due_after_silence``)."""
-    row = session.get(AlertRow, alert_id)
+    drift job can tell it once the silence ends (``alerts.silencing.due_after_silence``).
+    Read locked: the details are written back whole (see ``alerts.open_alerts``)."""
+    row = session.scalars(_alerts(session, [alert_id])).one_or_none()
     if row is not None:
         row.details = {**row.details, MUTED_AT: at.isoformat(), MUTED_BY: silence_id}
 
 
 def mark_told(session: Session, alert_ids: Sequence[int], at: datetime) -> None:
-    """Record that the sinks heard of these alerts at ``at`` after their silence ended."""
-    for alert_id in alert_ids:
-        row = session.get(AlertRow, alert_id)
-        if row is None:
-            continue
+    """Record that the sinks heard of these alerts at ``at`` after their silence ended
+    (read locked, as :func:`mark_muted`)."""
+    for row in session.scalars(_alerts(session, alert_ids)):
         row.details = {k: v for k, v in row.details.items() if k not in (MUTED_AT, MUTED_BY)}
         row.notified_at = at
+
+
+def _alerts(session: Session, alert_ids: Sequence[int]) -> Select[AlertRow]:
+    # In id order, as the jobs lock them: two writers of several alerts take turns rather
+    # than each holding a row the other waits for (a deadlock).
+    query = select(AlertRow).where(AlertRow.id.in_(alert_ids)).order_by(AlertRow.id)
+    return for_update(session, query)

@@ -49,6 +49,7 @@ from faithmon.store import baselines as store_baselines
 from faithmon.store import engine as store_engine
 from faithmon.store import records as store_records
 from faithmon.store.tables import EvaluationRow, RecordRow
+from tests.databases import waiting_on_a_lock
 from tests.openai_server import SupportingJudge
 from tests.servers import serve_in_thread
 from tests.timing import wait_for
@@ -485,19 +486,6 @@ def test_sigterm_receiver_saves_every_buffered_trace_before_it_exits(
     with sessions() as session:
         assert set(session.scalars(select(RecordRow.trace_id))) == set(traffic.trace_ids)
         assert store_records.counts_by_status(session) == {"pending": 200}
-
-
-def waiting_on_a_lock(engine: Engine) -> bool:
-    """Some session of this database waits for a lock (the receiver's drain, here)."""
-    # A new connection each time: pg_stat_activity is a snapshot per transaction.
-    with engine.connect() as connection:
-        waiting = connection.scalar(
-            text(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-            )
-        )
-    return bool(waiting)
 
 
 @pytest.mark.postgres
