@@ -93,7 +93,7 @@ def test_hours_said_where_the_record_has_none_are_unsupported(judge: OfflineJudg
 
 
 def test_a_day_listed_0_0_is_neither_closed_nor_open(judge: OfflineJudge) -> None:
-    """"0:0-0:0" marks a closed day in one source's format and a day open around the clock
+    """ "0:0-0:0" marks a closed day in one source's format and a day open around the clock
     in another's: a claim about that day is unsupported (left to a reviewer or the LLM),
     never contradicted or supported by the mark; the days the record gives still bind."""
     chunks = [record(NO_MONDAYS | {"Monday": "0:0-0:0"})]
