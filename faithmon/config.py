@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from . import config_paths as paths
 from .config_file import part_config as part_config  # re-exported: parts import it here
-from .config_file import read_file
+from .config_file import raw_value, read_file
 from .config_values import (
     _KEEP_RULES,
     Setting,
@@ -48,9 +49,13 @@ class Settings:
     """Every setting, each declared once: its field, variable, default, parser and help."""
 
     # fmt: off
+    data_dir: str = _setting(
+        "FAITHMON_DATA_DIR", paths.DATA_DIR, paths.folder,
+        "Folder of faithmon's state (made with mode 0700): the database, scrub key file, spool "
+        "and heartbeat below are in it unless set, and their relative paths are inside it")
     database_url: str = _setting(
-        "FAITHMON_DATABASE_URL", "sqlite:///faithmon.db", str,
-        "SQLAlchemy URL: sqlite:///path.db or postgresql+psycopg://user@host/db")
+        "FAITHMON_DATABASE_URL", "", str, "SQLAlchemy URL: sqlite:///path.db or "
+        f"postgresql+psycopg://user@host/db (unset: {paths.DATABASE_FILE} in the data dir)")
     db_connect_timeout: float = _setting(
         "FAITHMON_DB_CONNECT_TIMEOUT", "10", _positive_float,
         "Seconds to open a database connection; a silent peer errors after about three times it")
@@ -92,7 +97,7 @@ class Settings:
         "FAITHMON_SCRUB_KEY", "", str,
         "Secret key for PII pseudonyms (16+ characters); unset: the key file is used")
     scrub_key_file: str = _setting(
-        "FAITHMON_SCRUB_KEY_FILE", "faithmon-scrub.key", str,
+        "FAITHMON_SCRUB_KEY_FILE", paths.KEY_FILE, str,
         "Where a generated key is kept (mode 0600) when FAITHMON_SCRUB_KEY is unset")
     scrub_scope: str = _setting(
         "FAITHMON_SCRUB_SCOPE", "record", _one_of("record", "tenant", "global"),
@@ -165,7 +170,7 @@ class Settings:
         "FAITHMON_MAX_BUFFER_MB", "512", _positive_int,
         "Megabytes of spans buffered for assembly; past it the receiver answers 503")
     spool_dir: str = _setting(
-        "FAITHMON_SPOOL_DIR", "faithmon-spool", str,
+        "FAITHMON_SPOOL_DIR", paths.SPOOL_DIR, str,
         "Folder of the receiver's durable spool (one per receiver): every acknowledged "
         "export is fsynced here first and replayed after a crash; empty turns it off")
     spool_max_mb: int = _setting(
@@ -205,7 +210,7 @@ class Settings:
         "FAITHMON_WORKER_RETRY_MAX_AGE", "86400", _positive_float,
         "Seconds after ingest past which a failing record is given up as judge_error")
     worker_heartbeat_file: str = _setting(
-        "FAITHMON_WORKER_HEARTBEAT_FILE", "faithmon-worker.heartbeat", str,
+        "FAITHMON_WORKER_HEARTBEAT_FILE", paths.HEARTBEAT_FILE, str,
         "File the worker touches while healthy; `faithmon worker --check` reads it")
     sentinel_interval: float = _setting(
         "FAITHMON_SENTINEL_INTERVAL", "21600", _non_negative_float,
@@ -374,19 +379,14 @@ class Settings:
             if setting.field in overrides:
                 values[setting.field] = overrides.pop(setting.field)
                 continue
-            raw = env.get(setting.env)
-            source = setting.env
-            if raw is None:
-                raw = from_file.get(setting.env, from_file.get(setting.field))
-                source = f"{setting.env} (in {env.get(CONFIG_FILE_ENV)})"
-            if raw is None:
-                raw, source = setting.default, setting.env
+            raw, source = raw_value(setting, env, from_file, env.get(CONFIG_FILE_ENV, ""))
             try:
                 values[setting.field] = setting.parse(raw.strip())
             except ValueError as exc:
                 raise ConfigError(f"{source}={raw!r}: {exc}") from None
         if overrides:
             raise ConfigError(f"unknown settings: {', '.join(sorted(overrides))}")
+        paths.place(values)
         return cls(**values)
 
 

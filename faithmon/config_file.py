@@ -1,16 +1,33 @@
-"""What the settings read besides the environment: the ``FAITHMON_CONFIG`` file, and the
-parts' config dataclasses filled from the parsed settings (``config`` re-exports both)."""
+"""What the settings read besides the environment: the ``FAITHMON_CONFIG`` file, where a
+setting's text is looked for in order, and the parts' config dataclasses filled from the
+parsed settings (``config`` re-exports ``part_config``)."""
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .config_values import Setting
 from .errors import ConfigError
 
 _T = TypeVar("_T")
+
+
+def raw_value(
+    setting: Setting, env: Mapping[str, str], from_file: Mapping[str, str], file: str
+) -> tuple[str, str]:
+    """A setting's text and where it came from: the environment, else the settings
+    ``file`` (read into ``from_file``), else its default."""
+    raw = env.get(setting.env)
+    if raw is not None:
+        return raw, setting.env
+    raw = from_file.get(setting.env, from_file.get(setting.field))
+    if raw is not None:
+        return raw, f"{setting.env} (in {file})"
+    return setting.default, setting.env
 
 
 def read_file(path: str, setting: str) -> dict[str, str]:

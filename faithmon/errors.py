@@ -2,7 +2,8 @@
 
 FaithmonError
 ├── ConfigError        a setting has a value faithmon cannot use
-│   └── DatabaseUrlError   the database URL names a database faithmon cannot open
+│   ├── DatabaseUrlError   the database URL names a database faithmon cannot open
+│   └── ScrubKeyMismatch   the scrub key is not the one the store's pseudonyms were made with
 ├── DecodeError        an OTLP body that cannot be decoded (the receiver answers 400)
 ├── RecordGone         a record was deleted while a worker was judging it
 ├── SaturatedError     the ingest queue is full (the receiver answers 503)
@@ -27,6 +28,11 @@ class DatabaseUrlError(ConfigError):
         self.url = url
         self.reason = reason
         self.hint = hint
+
+
+class ScrubKeyMismatch(ConfigError):
+    """The scrub key's fingerprint is not the one the store recorded: records pseudonymised
+    with it would give the values already stored other pseudonyms."""
 
 
 class DecodeError(FaithmonError):

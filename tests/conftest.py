@@ -57,9 +57,14 @@ def _clean(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's FAITHMON_* or OTEL_* settings."""
+def clean_environ(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Tests never see the developer's FAITHMON_* or OTEL_* settings, and each keeps what
+    faithmon writes by default (a scrub key, a heartbeat) in a data dir of its own, not in
+    the folder pytest runs in."""
     _clean(monkeypatch)
+    monkeypatch.setenv("FAITHMON_DATA_DIR", str(tmp_path_factory.mktemp("data")))
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,32 @@ def test_defaults() -> None:
     assert settings.sample_low_score is None and settings.retention_days == 30
 
 
+def test_state_paths_are_inside_the_data_dir(tmp_path: Path) -> None:
+    """The default database, scrub key file, spool and heartbeat are in FAITHMON_DATA_DIR, as
+    is any relative path set for them; an absolute path, a database URL and an empty spool
+    (off) are taken as given."""
+    data = tmp_path / "data"
+    settings = Settings.from_env({"FAITHMON_DATA_DIR": str(data)})
+    assert settings.data_dir == str(data)
+    assert settings.database_url == f"sqlite:///{data}/faithmon.db"
+    assert settings.scrub_key_file == str(data / "faithmon-scrub.key")
+    assert settings.spool_dir == str(data / "faithmon-spool")
+    assert settings.worker_heartbeat_file == str(data / "faithmon-worker.heartbeat")
+    environ = {
+        "FAITHMON_DATA_DIR": str(data),
+        "FAITHMON_DATABASE_URL": "sqlite:///here.db",
+        "FAITHMON_SCRUB_KEY_FILE": "keys/scrub.key",
+        "FAITHMON_WORKER_HEARTBEAT_FILE": "/run/beat",
+        "FAITHMON_SPOOL_DIR": "",
+    }
+    given = Settings.from_env(environ)
+    assert given.database_url == "sqlite:///here.db"
+    assert given.scrub_key_file == str(data / "keys" / "scrub.key")
+    assert (given.worker_heartbeat_file, given.spool_dir) == ("/run/beat", "")
+    with pytest.raises(ConfigError, match="FAITHMON_DATA_DIR='': must name a folder"):
+        Settings.from_env({"FAITHMON_DATA_DIR": ""})
+
+
 def test_file_then_environment(tmp_path: Path) -> None:
     """The TOML file fills what the environment leaves; the environment wins."""
     path = tmp_path / "faithmon.toml"

@@ -410,7 +410,7 @@ def test_health_check_picks_the_check_from_the_command_line() -> None:
 def test_launcher_reads_env_files_and_documents_its_options(tmp_path: Path) -> None:
     launch = load_module(DEPLOY / "launch.py", "faithmon_launch_cli")
     values = launch.read_env_file(DEPLOY / ".env.example")
-    assert values["FAITHMON_DATABASE_URL"] == "sqlite:///faithmon.db"
+    assert values["FAITHMON_DATABASE_URL"] == ""  # unset: faithmon.db in the data dir
     assert values["FAITHMON_SCRUB_KEY"] == ""
     quoted = tmp_path / "env"
     quoted.write_text("# comment\nexport A='x y'\nB=\"2\"\n\nC=a=b\n")

@@ -13,7 +13,7 @@ import importlib
 import click
 
 from .. import __version__
-from ._common import STRICT, VERBOSE, Main, configure_logging
+from ._common import STRICT, VERBOSE, Main, configure_logging, data_dir_option
 
 # name → (module of faithmon.cli, attribute).
 COMMANDS = {
@@ -57,6 +57,7 @@ class _Lazy(Main):
     is_flag=True,
     help="Refuse unknown FAITHMON_* names (as FAITHMON_STRICT=1 does) instead of warning.",
 )
+@data_dir_option
 @click.pass_context
 def main(ctx: click.Context, verbose: bool, strict: bool) -> None:
     """faithmon: monitor the faithfulness of a RAG app's answers in production."""

@@ -8,16 +8,19 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from .. import config_check
 from ..config import Settings
+from ..config_paths import earlier_state
 from ..errors import ConfigError, DatabaseUrlError
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _URL = "faithmon.database_url"
+_DATA_DIR = "faithmon.data_dir"
 VERBOSE = "faithmon.verbose"
 STRICT = "faithmon.strict"
 
@@ -27,39 +30,66 @@ def _meta() -> dict[str, Any]:
     return context.meta if context is not None else {}
 
 
-def load_settings() -> Settings:
-    """The settings, with ``--database-url`` over the environment; unknown ``FAITHMON_*``
-    names are warned about (refused with ``--strict`` or ``FAITHMON_STRICT=1``)."""
+def load_settings(state: bool = True, **overrides: Any) -> Settings:
+    """The settings, with ``--data-dir``, ``--database-url`` and ``overrides`` (a command's
+    own options) over the environment; unknown ``FAITHMON_*`` names are warned about
+    (refused with ``--strict`` or ``FAITHMON_STRICT=1``). With ``state``, files an earlier
+    faithmon kept in the working directory are used, each with a warning, until moved
+    into the data dir (``config_paths.earlier_state``)."""
     meta = _meta()
     unknown = config_check.unknown_names(os.environ)
     if unknown and (meta.get(STRICT) or config_check.strict(os.environ)):
         raise click.ClickException(f"{unknown[0]} (refused: strict)")
     for message in unknown:
         click.echo(f"warning: {message}", err=True)
+    if meta.get(_DATA_DIR):
+        overrides["data_dir"] = meta[_DATA_DIR]
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(**overrides)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     url = meta.get(_URL)
-    return replace(settings, database_url=url) if url else settings
+    settings = replace(settings, database_url=url) if url else settings
+    if not state:
+        return settings
+    settings, notes = earlier_state(settings, Path.cwd())
+    for note in notes:
+        click.echo(f"warning: {note}", err=True)
+    return settings
 
 
-def database_option(command: _F) -> _F:
-    """``--database-url``: the store to open, over FAITHMON_DATABASE_URL."""
+def _remembered(name: str, key: str, metavar: str, help: str) -> Callable[[_F], _F]:
+    """An option whose value goes into the context's meta (read by ``load_settings``)."""
 
     def remember(context: click.Context, _param: click.Parameter, value: str | None) -> None:
         if value is not None:
             if not value.strip():
                 raise click.BadParameter("must not be empty")
-            context.meta[_URL] = value.strip()
+            context.meta[key] = value.strip()
 
     return click.option(
+        name, metavar=metavar, default=None, expose_value=False, callback=remember, help=help
+    )
+
+
+def database_option(command: _F) -> _F:
+    """``--database-url``: the store to open, over FAITHMON_DATABASE_URL."""
+    return _remembered(
         "--database-url",
-        metavar="URL",
-        default=None,
-        expose_value=False,
-        callback=remember,
-        help="The store's SQLAlchemy URL (default: FAITHMON_DATABASE_URL).",
+        _URL,
+        "URL",
+        "The store's SQLAlchemy URL (default: FAITHMON_DATABASE_URL).",
+    )(command)
+
+
+def data_dir_option(command: _F) -> _F:
+    """``faithmon --data-dir``, for every command: the data dir, over FAITHMON_DATA_DIR."""
+    return _remembered(
+        "--data-dir",
+        _DATA_DIR,
+        "DIR",
+        "Folder of faithmon's state: the default database, scrub key file, spool and worker "
+        "heartbeat (default: FAITHMON_DATA_DIR, ./faithmon-data).",
     )(command)
 
 

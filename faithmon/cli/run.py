@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import socket
 import sys
 from dataclasses import replace
@@ -71,7 +72,8 @@ def demo(
     report_path = old_report_path or report_path
     _writable_folder(report_path)
     url = demo_database.as_url(database) if database else demo_database.DEFAULT_DEMO_URL
-    settings = replace(load_settings(), database_url=demo_database.prepare(url))
+    # Its own database and a throwaway key: nothing of the data dir is read.
+    settings = replace(load_settings(state=False), database_url=demo_database.prepare(url))
     configure_logging("WARNING")
     run_demo(settings, requests=count, seed=seed, out=sys.stdout, report=report_path)
 
@@ -124,15 +126,24 @@ def report(out_path: Path, old_out_path: Path | None) -> None:
     type=click.IntRange(0, 65535),
     help="OTLP/gRPC port; 0 turns gRPC off.",
 )
+@click.option(
+    "--spool-dir",
+    metavar="DIR",
+    default=None,
+    help="This receiver's spool folder, one per receiver (default: FAITHMON_SPOOL_DIR, "
+    "in the data dir); an empty value turns the spool off.",
+)
 @database_option
-def serve(host: str, port: int, grpc_port: int) -> None:
+def serve(host: str, port: int, grpc_port: int, spool_dir: str | None) -> None:
     """Receive OTLP traces and logs (HTTP and gRPC) and store RAG records."""
     from ..api import server
     from ..api.app import create_app
     from ..api.auth import ingest_authorizer
     from ..ingest import grpc_server
 
-    settings = load_settings()
+    # A folder typed on the command line is the shell's, not the data dir's.
+    given = os.path.abspath(os.path.expanduser(spool_dir)) if spool_dir else spool_dir
+    settings = load_settings() if given is None else load_settings(spool_dir=given)
     configure_logging(settings.log_level)
     try:
         sock = server.listen(host, port)
@@ -152,11 +163,15 @@ def serve(host: str, port: int, grpc_port: int) -> None:
             stack.callback(spool.close)
         # A database that does not answer yet delays writes, not the start: exports are
         # acknowledged into the spool meanwhile.
-        sessions, schema = stack.enter_context(wiring.open_receiver_store(settings))
+        sessions, before_write = stack.enter_context(wiring.open_receiver_store(settings))
         auth = wiring.make_auth(settings, sessions, host)
         _check_auth(auth, host)
         pipeline = wiring.store_pipeline(
-            settings, sessions, spool=spool, processes=settings.ingest_processes, schema=schema
+            settings,
+            sessions,
+            spool=spool,
+            processes=settings.ingest_processes,
+            before_write=before_write,
         )
         pipeline.recover(wiring.make_stored(sessions))
         authorize = None if settings.auth == "off" else ingest_authorizer(auth.ring, auth.config)

@@ -7,7 +7,6 @@ import importlib
 import ipaddress
 import logging
 import os
-import secrets
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -20,6 +19,7 @@ from ..alerts.routing import sinks_from_settings
 from ..alerts.rules import load as load_rules
 from ..alerts.sinks import SinkOptions
 from ..config import Settings, part_config
+from ..config_paths import make_room, make_room_for_database
 from ..errors import ConfigError, StoreUnavailable
 from ..ingest.detectors import Detector
 from ..ingest.pipeline import Pipeline
@@ -49,7 +49,7 @@ from ..store import engine as store_engine
 from ..store import keys as store_keys
 from ..store import opening as store_opening
 from ..store import records as stored_records
-from ..store.opening import DeferredSchema
+from .scrub_key import KeyCheck, scrub_key
 
 if TYPE_CHECKING:
     from ..api.app import Auth
@@ -66,6 +66,8 @@ def open_store(
     A command that reads or changes what is stored (``must_exist``) refuses a database
     that does not exist rather than creating an empty one and printing nothing.
     """
+    if not must_exist:
+        make_room_for_database(settings)
     engine = store_opening.open_engine(
         settings.database_url,
         must_exist=must_exist,
@@ -81,10 +83,13 @@ def open_store(
 
 
 @contextmanager
-def open_receiver_store(settings: Settings) -> Iterator[tuple[Sessions, DeferredSchema]]:
-    """The receiver's sessions, also when the database does not answer yet: a URL or
-    driver it cannot use fails at once, an unreachable database only delays the schema
-    check (and every write) until it answers."""
+def open_receiver_store(settings: Settings) -> Iterator[tuple[Sessions, Callable[[], None]]]:
+    """The receiver's sessions, and what to call before each write. A URL or driver it
+    cannot use fails at once; a database that does not answer yet only delays the schema
+    and scrub key checks (and every write) until it answers; another scrub key than the
+    one the store recorded refuses the start (ScrubKeyMismatch), or every write when it
+    is found only then."""
+    make_room_for_database(settings)
     engine = store_opening.open_engine(
         settings.database_url,
         connect_timeout=settings.db_connect_timeout,
@@ -92,16 +97,24 @@ def open_receiver_store(settings: Settings) -> Iterator[tuple[Sessions, Deferred
         connect=False,
     )
     schema = store_opening.DeferredSchema(engine)
+    sessions = store_engine.session_factory(engine)
     try:
+        key = KeyCheck(sessions, settings, "serve")
+
+        def before_write() -> None:
+            schema.ensure()
+            key()
+
         try:
             schema.ensure()
+            key.check()
         except StoreUnavailable as exc:
             logger.warning(
                 "faithmon: the database does not answer (%s); receiving into the spool "
                 "until it does",
                 exc,
             )
-        yield store_engine.session_factory(engine), schema
+        yield sessions, before_write
     finally:
         engine.dispose()
 
@@ -144,37 +157,8 @@ def open_spool(settings: Settings) -> Spool | None:
     """The receiver's durable spool, or None when FAITHMON_SPOOL_DIR is empty."""
     if not settings.spool_dir:
         return None
+    make_room(settings.spool_dir)
     return Spool(settings.spool_dir, settings.spool_max_mb * 1024 * 1024)
-
-
-def scrub_key(settings: Settings) -> bytes:
-    """FAITHMON_SCRUB_KEY, else the key file, else a new key written to the key file.
-
-    The key file is created with mode 0600; a generated key is warned about, as
-    pseudonyms change if the file is lost and processes on other hosts need it.
-    """
-    if settings.scrub_key:
-        key = settings.scrub_key.encode()
-        if len(key) < 16:
-            raise ConfigError("FAITHMON_SCRUB_KEY must be at least 16 characters")
-        return key
-    path = Path(settings.scrub_key_file)
-    if path.exists():
-        key = path.read_bytes().strip()
-        if len(key) < 16:
-            raise ConfigError(f"the scrub key in {path} is shorter than 16 bytes")
-        return key
-    key = secrets.token_hex(32).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(key + b"\n")
-    logger.warning(
-        "FAITHMON_SCRUB_KEY is not set: generated a scrub key in %s (mode 0600); keep it "
-        "secret and give every faithmon process the same key",
-        path,
-    )
-    return key
 
 
 def load_detectors(names: Sequence[str]) -> list[Detector]:
@@ -258,15 +242,15 @@ def store_pipeline(
     quiet_seconds: float | None = None,
     spool: Spool | None = None,
     processes: int = 0,
-    schema: DeferredSchema | None = None,
+    before_write: Callable[[], None] | None = None,
 ) -> Pipeline:
     """The ingest pipeline writing records, feedback and sampling counts to the store
-    (each write after ``schema`` is checked, when the receiver started without it)."""
+    (each write after ``before_write``: the receiver's checks, see open_receiver_store)."""
 
     def checked(write: Callable[..., None]) -> Callable[..., None]:
         def call(*args: Any) -> None:
-            if schema is not None:
-                schema.ensure()
+            if before_write is not None:
+                before_write()
             write(*args)
 
         return call

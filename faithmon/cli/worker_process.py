@@ -9,12 +9,14 @@ from datetime import UTC, datetime, timedelta
 from .. import jobs, worker
 from ..alerts.routing import Router
 from ..config import Settings
+from ..config_paths import make_room, make_room_for_database
 from ..drift import DriftConfig
 from ..jobs import health, notify, review, silences, violations
 from ..model import AlertSink, Judge, Judgement, RagRecord
 from ..store import Sessions
 from ..store.locks import singleton, sqlite_worker_lock
 from . import wiring
+from .scrub_key import KeyCheck
 
 NOTIFY_TICK = 5.0
 """Seconds between the notify job's looks at the outbox: well under the shortest sensible
@@ -43,8 +45,12 @@ def run_worker(settings: Settings, once: bool) -> dict[str, int]:
         from ..alerts.telemetry import EvaluationTelemetry
 
         telemetry = EvaluationTelemetry(settings.telemetry_endpoint, settings.drift_dimensions)
+    make_room_for_database(settings)  # the SQLite lock file goes beside the database
     try:
         with sqlite_worker_lock(settings.database_url), wiring.open_store(settings) as sessions:
+            # The worker pseudonymises nothing itself, but a fleet with two keys is split
+            # whichever process shows it: refused here before any job runs.
+            KeyCheck(sessions, settings, "worker").check()
             return _run(settings, once, sessions, judge, config, sinks, telemetry)
     finally:
         if telemetry is not None:
@@ -154,6 +160,7 @@ def _run(
     def heartbeat() -> None:
         worker.beat(settings.worker_heartbeat_file)
 
+    make_room(settings.worker_heartbeat_file)
     heartbeat()
     if once:
         runs = sentinel()

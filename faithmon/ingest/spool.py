@@ -146,7 +146,8 @@ class Spool:
             self._lock_file.close()
             raise ConfigError(
                 f"FAITHMON_SPOOL_DIR: {self.directory} is in use by another receiver; "
-                "give each receiver a folder of its own"
+                "give each receiver a folder of its own (FAITHMON_SPOOL_DIR or "
+                "`faithmon serve --spool-dir`)"
             ) from None
         self._max_bytes = max_bytes
         self._segment_bytes = segment_bytes

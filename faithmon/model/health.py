@@ -26,3 +26,14 @@ class ReceiverStatus:
     """Since when saving has failed without a success (None: the last save succeeded)."""
     last_error: str = ""
     """The kind of the last failure (an exception's class name, never its text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFingerprint:
+    """A keyed fingerprint of a secret (never the secret), as the store keeps it: the first
+    process to run against the store records its own, and every later one compares."""
+
+    fingerprint: str
+    recorded_by: str
+    """The process that recorded it: command, host, pid and where its key came from."""
+    recorded_at: datetime

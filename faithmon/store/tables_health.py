@@ -1,4 +1,5 @@
-"""The receivers' heartbeats (see :mod:`faithmon.model.health`)."""
+"""The fleet's own rows: the receivers' heartbeats, and the fingerprints of the secrets
+every process must share (see :mod:`faithmon.model.health`)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,14 @@ class ReceiverRow(Base):
     backlog: Mapped[int] = mapped_column(Integer)
     failing_since: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_error: Mapped[str] = mapped_column(String(200))
+
+
+class FingerprintRow(Base):
+    """One row per shared secret (``scrub_key``): the first process records it."""
+
+    __tablename__ = "fingerprints"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    recorded_by: Mapped[str] = mapped_column(String(500))
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime())

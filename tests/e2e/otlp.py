@@ -26,12 +26,12 @@ class Traces:
         self._tracer = self._provider.get_tracer("durability")
         self._lock = threading.Lock()
 
-    def body(self, n: int) -> tuple[str, bytes]:
+    def body(self, n: int, question: str = "") -> tuple[str, bytes]:
         with self._lock:
             self._memory.clear()
             root_attributes = {
                 "openinference.span.kind": "CHAIN",
-                "input.value": f"Where is order A{n}?",
+                "input.value": question or f"Where is order A{n}?",
                 "output.value": ANSWER,
             }
             with self._tracer.start_as_current_span("rag.request", attributes=root_attributes) as r:

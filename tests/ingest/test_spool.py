@@ -158,10 +158,12 @@ def test_a_torn_or_corrupt_entry_is_skipped(tmp_path: Path) -> None:
 
 
 def test_one_folder_serves_one_receiver(tmp_path: Path) -> None:
-    """A second receiver on the same spool folder is refused with one line."""
+    """A second receiver on the same spool folder is refused with one line naming the
+    setting and the flag that give it a folder of its own."""
     spool = Spool(tmp_path, max_bytes=1 << 20)
-    with pytest.raises(ConfigError, match="in use by another receiver"):
+    with pytest.raises(ConfigError, match="in use by another receiver") as refused:
         Spool(tmp_path, max_bytes=1 << 20)
+    assert "FAITHMON_SPOOL_DIR or `faithmon serve --spool-dir`" in str(refused.value)
     spool.close()
     Spool(tmp_path, max_bytes=1 << 20).close()
 
