@@ -7,6 +7,7 @@ FaithmonError
 ├── DecodeError        an OTLP body that cannot be decoded (the receiver answers 400)
 ├── RecordGone         a record was deleted while a worker was judging it
 ├── SaturatedError     the ingest queue is full (the receiver answers 503)
+│   └── TooLargeToAdmit    one request could never fit, however long it waits (413)
 └── StoreUnavailable   the database cannot be reached (the receiver answers 503)
 """
 
@@ -49,6 +50,11 @@ class RecordGone(FaithmonError):
 
 class SaturatedError(FaithmonError):
     """The ingest pipeline is full; the client should retry later."""
+
+
+class TooLargeToAdmit(SaturatedError):
+    """One request opens more traces than the assembler may ever hold at once: a retry
+    would be refused forever, so the client is told to send smaller batches."""
 
 
 class StoreUnavailable(FaithmonError):

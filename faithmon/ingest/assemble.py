@@ -206,9 +206,19 @@ class TraceAssembler:
         new = len(self._new_traces(request)) if request and request.sizes else 1
         traces = len(self._pending) + len(self._reserved_traces)
         if traces + new > self._max_traces * 0.9:
-            return f"{traces} traces wait for assembly"
+            return f"{traces} traces wait for assembly and the export opens {new}"
         if traces and new > self._max_traces * ONE_REQUEST_SHARE:
             return f"one export opens {new} traces while {traces} wait for assembly"
+        return None
+
+    def never_fits(self, request: Request) -> str | None:
+        """Why ``request`` could not be admitted even into an empty assembler, or None."""
+        most = int(self._max_traces * 0.9)
+        if len(request.traces) > most:
+            return (
+                f"one export opens {len(request.traces)} traces, more than the {most} "
+                "in assembly at once (FAITHMON_MAX_TRACES_IN_FLIGHT): send smaller batches"
+            )
         return None
 
     def _new_traces(self, request: Request) -> frozenset[str]:

@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from ..errors import ConfigError, SaturatedError
+from ..errors import ConfigError, SaturatedError, TooLargeToAdmit
 from . import otlp
 from .pipeline import Pipeline
 from .tenancy import Authorize, stamp
@@ -62,6 +62,8 @@ class _Traces(trace_service_pb2_grpc.TraceServiceServicer):
         spans, rejected = otlp.spans_from_request(request)
         try:
             self._pipeline.submit(stamp(spans, tenant))
+        except TooLargeToAdmit as exc:  # not retryable: smaller batches are the remedy
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except SaturatedError as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         response = ExportTraceServiceResponse()
@@ -84,6 +86,8 @@ class _Logs(logs_service_pb2_grpc.LogsServiceServicer):
         logs, rejected = otlp.logs_from_request(request)
         try:
             self._pipeline.submit(stamp(logs, tenant))
+        except TooLargeToAdmit as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except SaturatedError as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         response = ExportLogsServiceResponse()

@@ -31,7 +31,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import DecodeError, SaturatedError
+from ..errors import DecodeError, SaturatedError, TooLargeToAdmit
 from . import otlp
 from .pipeline import Pipeline
 from .tenancy import stamp
@@ -216,6 +216,10 @@ def _export_endpoint(
         try:
             # In a thread: with a spool, submit waits for its fsync.
             await run_in_threadpool(pipeline.submit, items)
+        except TooLargeToAdmit as exc:
+            # Not retryable (a 503 would be retried with the same batch forever).
+            logger.warning("faithmon: answering 413: %s", exc)
+            return Response(otlp.status_body(str(exc), content_type), 413, media_type=content_type)
         except SaturatedError as exc:
             return _unavailable(str(exc))
         message = f"{rejected} {noun} without valid trace or span ids" if rejected else ""

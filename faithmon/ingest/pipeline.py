@@ -26,7 +26,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Sequence
 
-from ..errors import SaturatedError
+from ..errors import SaturatedError, TooLargeToAdmit
 from ..model import (
     Feedback,
     RagRecord,
@@ -159,6 +159,9 @@ class Pipeline:
             raise SaturatedError(f"{len(self._backlog)} records wait for the store")
         request = measure(items)
         with self._lock:
+            too_large = self._assembler.never_fits(request)
+            if too_large is not None:
+                raise TooLargeToAdmit(too_large)
             full = self._full(request)
             if full is not None:
                 raise SaturatedError(full)

@@ -314,3 +314,28 @@ def test_a_client_gone_mid_body_is_one_line_without_a_traceback(
     wait_for(lambda: any("went away" in r.getMessage() for r in caplog.records), 30, "the log line")
     assert not any(r.exc_info for r in caplog.records), [r.getMessage() for r in caplog.records]
     assert healthz(receiver) == 200
+
+
+def test_an_export_that_could_never_fit_is_413_not_503(records: list[RagRecord]) -> None:
+    """An export opening more traces than the assembler may ever hold gets 413 naming the
+    remedy (smaller batches), not a 503 its exporter would retry with the same batch
+    forever; an export that fits is taken."""
+    small = Pipeline(
+        records.extend, sampler=KeepAll(), scrubber=identity, quiet_seconds=0, max_traces=100
+    )
+
+    def roots(first: int, count: int) -> bytes:
+        spans = [
+            {"traceId": f"{n:032x}", "spanId": f"{n:016x}", "name": "r", "startTimeUnixNano": "1"}
+            for n in range(first, first + count)
+        ]
+        body = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+        return json.dumps(body).encode()
+
+    with serve_in_thread(create_app(small, max_body_bytes=1_000_000)) as url:
+        headers = {"Content-Type": "application/json"}
+        status, answer, _ = post(url, roots(1, 91), headers)
+        assert status == 413
+        assert b"send smaller batches" in answer and b"91 traces" in answer
+        status, _, _ = post(url, roots(1000, 90), headers)
+        assert status == 200

@@ -206,8 +206,8 @@ def test_one_request_cannot_evict_another_clients_traces(save: ListSave, clock: 
     pipeline.submit(roots(1, 20))  # another client's traces, waiting for their children
     with pytest.raises(SaturatedError, match="one export opens 30 traces while 20 wait"):
         pipeline.submit(roots(1000, 30))
-    with pytest.raises(SaturatedError, match="traces wait for assembly"):
-        pipeline.submit(roots(2000, 100))
+    with pytest.raises(SaturatedError, match="20 traces wait for assembly and the export opens 75"):
+        pipeline.submit(roots(2000, 75))
     pipeline.submit(roots(3000, 25))
     assert len(pipeline._assembler) == 45 and pipeline._assembler.evicted_total == 0
     pipeline.flush_all()
