@@ -128,9 +128,20 @@ def _open(
     return alert if held else _told(alert, now)
 
 
+# What people and the silence job wrote on an open alert, which a signal never says.
+_CARRIED = ("acked_by", "acked_at", "reopened", "example_details", "muted_at", "muted_by_silence")
+
+
+def _carry(alert: Alert, details: dict[str, Any]) -> None:
+    for kept in _CARRIED:
+        if kept in alert.details and kept not in details:
+            details[kept] = alert.details[kept]
+
+
 def _from_pending(
     alert: Alert, signal: Signal, details: dict[str, Any], now: datetime, policy: Policy
 ) -> Alert:
+    _carry(alert, details)  # an ack of a pending alert outlives the next run
     hold = policy.hold_for.get(alert.rule)
     if signal.level == "firing" and hold and now - alert.opened_at < hold:
         return replace(alert, updated_at=now, details=details)
@@ -161,16 +172,7 @@ def _from_firing(
         done = runs >= policy.recovery_runs
     else:
         done = signal.level == "ok"
-    for kept in (
-        "acked_by",
-        "acked_at",
-        "reopened",
-        "example_details",
-        "muted_at",
-        "muted_by_silence",
-    ):
-        if kept in alert.details and kept not in details:
-            details[kept] = alert.details[kept]
+    _carry(alert, details)
     keep = policy.keep_firing_for.get(alert.rule)
     if keep and signal.level == "firing" and not done:
         details["firing_seen_at"] = now.isoformat()

@@ -252,3 +252,16 @@ def test_the_rules_files_for_and_keep_firing_for_reach_the_policy(tmp_path: Path
     assert policy.hold_for == {RULE: timedelta(hours=1)}
     assert policy.keep_firing_for == {RULE: timedelta(minutes=30)}
     assert wiring.alert_policy(Settings.from_env({})).hold_for == {}
+
+
+def test_an_ack_of_a_pending_alert_outlives_the_next_runs(pending_alert: Alert) -> None:
+    """A person acknowledges (or a silence mutes) a pending alert: the next run's signal,
+    pending still or firing now, keeps the ack and the mute (it replaced them before)."""
+    acked = replace(
+        pending_alert,
+        details={"acked_by": "ana", "acked_at": OPENED.isoformat(), "muted_at": "x"},
+    )
+    [still] = reconcile([acked], [signal("pending", statistic=3.1)], NOW)
+    assert still.details["acked_by"] == "ana" and still.details["muted_at"] == "x"
+    [fired] = reconcile([still], [signal("firing", statistic=6.0)], NOW + timedelta(minutes=5))
+    assert fired.state == "firing" and fired.details["acked_by"] == "ana"
