@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import UTC, datetime
 
 from ..ingest.pipeline import Pipeline
@@ -76,9 +77,10 @@ class Heartbeat:
     def stop(self, seconds: float = 5.0) -> None:
         """Stop beating and say the receiver stopped cleanly, if the store answers within
         ``seconds`` (a hung database must not keep a stopping receiver alive)."""
+        deadline = time.monotonic() + seconds  # both waits together, not each
         self._stop.set()
         if self._thread is not None:
             self._thread.join(seconds)
         last = threading.Thread(target=self.beat, kwargs={"stopped": True}, daemon=True)
         last.start()
-        last.join(seconds)
+        last.join(max(0.0, deadline - time.monotonic()))

@@ -3,18 +3,15 @@
     submit(spans) → assembler → extract → sampler → scrubber → save(records)
                                 └→ feedback spans → scrub → save_feedback(items)
 
-Extraction and scrubbing run on the pipeline thread or, with ``processes`` > 1, in
-worker processes (``workers.py``); assembly and sampling stay on the thread. Failures
-repeated every tick are logged once per interval (``quiet.py``).
+Extraction and scrubbing run on the pipeline thread or in worker processes
+(``workers.py``); assembly and sampling stay on the thread.
 
-``save`` is a plain callable (the CLI hands in the store's writer). Records are
-made storable (``storable.py``) first; ``save`` raises only when the store fails
-(it isolates a record the database refuses), and then the records wait in a
-bounded backlog, retried on the next tick. With a spool (``spool.py``) every
-accepted export is on disk before ``submit`` returns and is settled once its
-traces are stored or decided: the receiver keeps accepting while the database is
-down, until the spool or the backlog is full. Without one (the in-process
-processor), a failing store makes the pipeline saturated (503: exporters retry).
+``save`` (the store's writer) raises only when the store fails or hangs; the records
+then wait in a bounded backlog, retried each tick. With a spool (``spool.py``) every
+accepted export is on disk before ``submit`` returns, settled once its traces are
+stored or decided; records past the backlog stay there and are re-read, so the spool
+alone bounds what is acknowledged. Without one, a failing store makes the pipeline
+saturated (503: exporters retry).
 """
 
 from __future__ import annotations
@@ -46,6 +43,7 @@ from .tally import SamplingBook
 from .workers import make_stages
 
 logger = logging.getLogger(__name__)
+SLOW_SAVE_SECONDS = 10.0  # a save longer than this reports the store failing (/healthz)
 
 
 def _known(stored: Callable[[Collection[str]], set[str]] | None, traces: set[str]) -> set[str]:
@@ -95,6 +93,7 @@ class Pipeline:
         # once the store answers again, not at the next start.
         self._overflow: dict[str, str] = {}
         self._rereading: dict[str, str] = {}
+        self._saving_since: float | None = None
         self._max_backlog = max_backlog
         self._max_items = max_items
         self.draining = False
@@ -121,8 +120,7 @@ class Pipeline:
 
     @property
     def saturated(self) -> bool:
-        """True while draining or near a buffer bound; without a spool, also while the
-        store is failing."""
+        """Draining, near a buffer bound, the spool refusing, or (no spool) the store failing."""
         if self.draining or self._full() or (self._spool is None and self.store_failing):
             return True
         if self._spool is not None:  # the spool, not memory, bounds what is acknowledged
@@ -131,8 +129,10 @@ class Pipeline:
 
     @property
     def store_failing(self) -> bool:
-        """Records or feedback wait because the last save failed."""
-        return bool(self._backlog or self._overflow or self._feedback_backlog)
+        """Records or feedback wait because the last save failed, or one hangs."""
+        since = self._saving_since  # a silent database fails no save: it holds one
+        slow = since is not None and time.monotonic() - since > SLOW_SAVE_SECONDS
+        return slow or bool(self._backlog or self._overflow or self._feedback_backlog)
 
     def drain(self, seconds: float | None = None) -> bool:
         """Refuse new spans from now on (503) and save everything buffered, for at most
@@ -148,11 +148,8 @@ class Pipeline:
         self._deadline = time.monotonic()
 
     def submit(self, items: Sequence[TraceItem]) -> None:
-        """Buffer spans and log records for assembly.
-
-        Raises SaturatedError while saving is failing or when the items would
-        take the buffer past its bound, so the receiver can answer 503.
-        """
+        """Buffer spans and log records for assembly; SaturatedError (503) while they
+        cannot be taken now, TooLargeToAdmit (413) when they never could."""
         if self.draining:
             raise SaturatedError("faithmon is shutting down")
         if self._spool is None and (self._backlog or self._feedback_backlog):
@@ -330,6 +327,7 @@ class Pipeline:
         pending = list(self._backlog) + records
         if not pending:
             return 0
+        self._saving_since = time.monotonic()
         try:
             self._save(pending)
         except Exception as exc:
@@ -346,6 +344,8 @@ class Pipeline:
             what = f"saving {len(pending)} records failed"
             self._quiet.warning("r", f"faithmon: {what} (%s); will retry", exc)
             return 0
+        finally:
+            self._saving_since = None
         self._backlog.clear()
         self.stats["backlog"] = 0
         self._settle(r.trace_id for r in pending)

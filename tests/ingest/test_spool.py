@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from faithmon.errors import ConfigError, SaturatedError
+from faithmon.ingest import pipeline as pipeline_module
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.quiet import Throttle
 from faithmon.ingest.sampler import KeepAll
@@ -24,6 +25,7 @@ from faithmon.ingest.spans import IngestEvent, IngestLog, IngestSpan
 from faithmon.ingest.spool import Spool, decode, encode
 from faithmon.model import RagRecord
 from tests.ingest.factory import Store, spans, trace_id
+from tests.timing import wait_for
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 
@@ -393,3 +395,24 @@ def test_a_stop_gives_up_on_a_hung_store_at_its_deadline(tmp_path: Path) -> None
         assert len(spool.items_of({trace_id(1)})) == 2  # still on disk for the next start
         store.release.set()
         spool.close()
+
+
+def test_a_save_that_hangs_reports_the_store_failing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A silent database fails no save, it holds one: past the bound the pipeline reports
+    the store failing (/healthz: degraded) until the save returns."""
+    monkeypatch.setattr(pipeline_module, "SLOW_SAVE_SECONDS", 0.05)
+    spool = Spool(tmp_path, max_bytes=10 << 20)
+    store = HungStore()
+    receiver = pipeline(store, spool)
+    receiver.submit(spans(trace_id(1)))
+    receiver.start(interval=0.01)
+    assert store.entered.wait(30)
+    wait_for(lambda: receiver.store_failing, 30, "the hung save to count as failing")
+    assert not receiver.saturated  # the spool still takes exports
+    store.release.set()
+    wait_for(lambda: not receiver.store_failing, 30, "the save to return")
+    receiver.stop()
+    assert list(store.records) == [trace_id(1)]
+    spool.close()
