@@ -18,25 +18,25 @@ from . import config_paths as paths
 from .config_file import part_config as part_config  # re-exported: parts import it here
 from .config_file import raw_value, read_file
 from .config_values import (
-    _KEEP_RULES,
+    KEEP_RULES,
     Setting,
-    _cascade_bar,
-    _citation_style,
-    _flag,
-    _level,
-    _names,
-    _non_negative_float,
-    _non_negative_int,
-    _one_of,
-    _optional_float,
-    _optional_price,
-    _pairs,
-    _positive_float,
-    _positive_int,
-    _processes,
-    _rate,
-    _setting,
-    _threshold,
+    cascade_bar,
+    citation_style,
+    flag,
+    level,
+    names,
+    non_negative_float,
+    non_negative_int,
+    one_of,
+    optional_float,
+    optional_price,
+    pairs,
+    positive_float,
+    positive_int,
+    processes,
+    rate,
+    setting,
+    threshold,
 )
 from .errors import ConfigError
 from .judge import JUDGES
@@ -49,323 +49,323 @@ class Settings:
     """Every setting, each declared once: its field, variable, default, parser and help."""
 
     # fmt: off
-    data_dir: str = _setting(
+    data_dir: str = setting(
         "FAITHMON_DATA_DIR", paths.DATA_DIR, paths.folder,
         "Folder of faithmon's state (made with mode 0700): the database, scrub key file, spool "
         "and heartbeat below are in it unless set, and their relative paths are inside it")
-    database_url: str = _setting(
+    database_url: str = setting(
         "FAITHMON_DATABASE_URL", "", str, "SQLAlchemy URL: sqlite:///path.db or "
         f"postgresql+psycopg://user@host/db (unset: {paths.DATABASE_FILE} in the data dir)")
-    db_connect_timeout: float = _setting(
-        "FAITHMON_DB_CONNECT_TIMEOUT", "10", _positive_float,
+    db_connect_timeout: float = setting(
+        "FAITHMON_DB_CONNECT_TIMEOUT", "10", positive_float,
         "Seconds to open a database connection; a silent peer errors after about three times it")
-    db_statement_timeout: float = _setting(
-        "FAITHMON_DB_STATEMENT_TIMEOUT", "300", _non_negative_float,
+    db_statement_timeout: float = setting(
+        "FAITHMON_DB_STATEMENT_TIMEOUT", "300", non_negative_float,
         "Seconds a statement may run on PostgreSQL (0: no limit; schema upgrades have none)")
-    drain_seconds: float = _setting(
-        "FAITHMON_DRAIN_SECONDS", "20", _positive_float,
+    drain_seconds: float = setting(
+        "FAITHMON_DRAIN_SECONDS", "20", positive_float,
         "Seconds a stopping receiver spends saving; the rest stays in its spool")
-    sample_rate: float = _setting(
-        "FAITHMON_SAMPLE_RATE", "1.0", _rate,
+    sample_rate: float = setting(
+        "FAITHMON_SAMPLE_RATE", "1.0", rate,
         "Share of traces kept, decided by trace id (0.0 to 1.0)")
-    sample_segment_by: tuple[str, ...] = _setting(
-        "FAITHMON_SAMPLE_SEGMENT_BY", "service,route", _names,
+    sample_segment_by: tuple[str, ...] = setting(
+        "FAITHMON_SAMPLE_SEGMENT_BY", "service,route", names,
         "Labels whose values make a sampling segment")
-    sample_rate_limit: float = _setting(
-        "FAITHMON_SAMPLE_RATE_LIMIT", "0", _non_negative_float,
+    sample_rate_limit: float = setting(
+        "FAITHMON_SAMPLE_RATE_LIMIT", "0", non_negative_float,
         "Most records kept per second per segment; 0 means no limit")
-    sample_minimum_per_hour: int = _setting(
-        "FAITHMON_SAMPLE_MINIMUM_PER_HOUR", "0", _non_negative_int,
+    sample_minimum_per_hour: int = setting(
+        "FAITHMON_SAMPLE_MINIMUM_PER_HOUR", "0", non_negative_int,
         "Records kept per segment and hour whatever the rate")
-    sample_keep: tuple[str, ...] = _setting(
-        "FAITHMON_SAMPLE_KEEP", _KEEP_RULES, _names,
+    sample_keep: tuple[str, ...] = setting(
+        "FAITHMON_SAMPLE_KEEP", KEEP_RULES, names,
         "Keep-always rules: app, empty_retrieval, error, negative_feedback, "
         "low_retrieval_score")
-    sample_low_score: float | None = _setting(
-        "FAITHMON_SAMPLE_LOW_SCORE", "", _optional_float,
+    sample_low_score: float | None = setting(
+        "FAITHMON_SAMPLE_LOW_SCORE", "", optional_float,
         "Keep a record whose best chunk scored below this (unset: rule off)")
-    sample_negative_feedback: tuple[str, ...] = _setting(
-        "FAITHMON_SAMPLE_NEGATIVE_FEEDBACK", "thumbs_down,down,negative,bad", _names,
+    sample_negative_feedback: tuple[str, ...] = setting(
+        "FAITHMON_SAMPLE_NEGATIVE_FEEDBACK", "thumbs_down,down,negative,bad", names,
         "Values of the feedback label that count as negative")
-    sample_include: tuple[tuple[str, str], ...] = _setting(
-        "FAITHMON_SAMPLE_INCLUDE", "", _pairs,
+    sample_include: tuple[tuple[str, str], ...] = setting(
+        "FAITHMON_SAMPLE_INCLUDE", "", pairs,
         "Keep only records with one of these label=value pairs (empty: all)")
-    sample_exclude: tuple[tuple[str, str], ...] = _setting(
-        "FAITHMON_SAMPLE_EXCLUDE", "", _pairs,
+    sample_exclude: tuple[tuple[str, str], ...] = setting(
+        "FAITHMON_SAMPLE_EXCLUDE", "", pairs,
         "Drop records with one of these label=value pairs")
-    scrub_key: str = _setting(
+    scrub_key: str = setting(
         "FAITHMON_SCRUB_KEY", "", str,
         "Secret key for PII pseudonyms (16+ characters); unset: the key file is used")
-    scrub_key_file: str = _setting(
+    scrub_key_file: str = setting(
         "FAITHMON_SCRUB_KEY_FILE", paths.KEY_FILE, str,
         "Where a generated key is kept (mode 0600) when FAITHMON_SCRUB_KEY is unset")
-    scrub_scope: str = _setting(
-        "FAITHMON_SCRUB_SCOPE", "record", _one_of("record", "tenant", "global"),
+    scrub_scope: str = setting(
+        "FAITHMON_SCRUB_SCOPE", "record", one_of("record", "tenant", "global"),
         "Where equal values get equal pseudonyms: record, tenant or global")
-    scrub_phone_region: str = _setting(
+    scrub_phone_region: str = setting(
         "FAITHMON_SCRUB_PHONE_REGION", "US", str.upper,
         "Region used to read phone numbers written without a country code")
-    scrub_names_addresses: bool = _setting(
-        "FAITHMON_SCRUB_NAMES_ADDRESSES", "true", _flag,
+    scrub_names_addresses: bool = setting(
+        "FAITHMON_SCRUB_NAMES_ADDRESSES", "true", flag,
         "Scrub person names and street addresses as well as the pattern families")
-    scrub_detectors: tuple[str, ...] = _setting(
-        "FAITHMON_SCRUB_DETECTORS", "", _names,
+    scrub_detectors: tuple[str, ...] = setting(
+        "FAITHMON_SCRUB_DETECTORS", "", names,
         "Extra detectors, as module:callable (for example a Presidio or spaCy NER plug-in)")
-    judge: str = _setting(
-        "FAITHMON_JUDGE", "offline", _one_of(*JUDGES),
+    judge: str = setting(
+        "FAITHMON_JUDGE", "offline", one_of(*JUDGES),
         "Judge to score records with: offline (no network), openai, or cascade (offline "
         "first, the uncertain claims to openai)")
-    judge_model: str = _setting(
+    judge_model: str = setting(
         "FAITHMON_JUDGE_MODEL", "gpt-4o-mini", str,
         "Model the openai judge asks")
-    judge_base_url: str = _setting(
+    judge_base_url: str = setting(
         "FAITHMON_JUDGE_BASE_URL", "", str,
         "OpenAI-compatible endpoint, e.g. http://vllm:8000/v1 (unset: OpenAI's)")
-    judge_api_key: str = _setting(
+    judge_api_key: str = setting(
         "FAITHMON_JUDGE_API_KEY", "", str,
         "API key of the judge endpoint (unset: OPENAI_API_KEY)")
-    judge_mode: str = _setting(
-        "FAITHMON_JUDGE_MODE", "one_call", _one_of("one_call", "two_call"),
+    judge_mode: str = setting(
+        "FAITHMON_JUDGE_MODE", "one_call", one_of("one_call", "two_call"),
         "one_call (claims and verdicts together) or two_call (decompose, then verify)")
-    judge_timeout: float = _setting(
-        "FAITHMON_JUDGE_TIMEOUT", "30", _positive_float,
+    judge_timeout: float = setting(
+        "FAITHMON_JUDGE_TIMEOUT", "30", positive_float,
         "Seconds per judge request attempt")
-    judge_deadline: float = _setting(
-        "FAITHMON_JUDGE_DEADLINE", "120", _positive_float,
+    judge_deadline: float = setting(
+        "FAITHMON_JUDGE_DEADLINE", "120", positive_float,
         "Seconds per trace for the judge, retries included")
-    judge_max_attempts: int = _setting(
-        "FAITHMON_JUDGE_MAX_ATTEMPTS", "3", _positive_int,
+    judge_max_attempts: int = setting(
+        "FAITHMON_JUDGE_MAX_ATTEMPTS", "3", positive_int,
         "Attempts per judge request on 408, 429, 5xx and timeouts")
-    judge_concurrency: int = _setting(
-        "FAITHMON_JUDGE_CONCURRENCY", "4", _positive_int,
+    judge_concurrency: int = setting(
+        "FAITHMON_JUDGE_CONCURRENCY", "4", positive_int,
         "Judge requests in flight at once per process")
-    judge_rpm: float = _setting(
-        "FAITHMON_JUDGE_RPM", "0", _non_negative_float,
+    judge_rpm: float = setting(
+        "FAITHMON_JUDGE_RPM", "0", non_negative_float,
         "Judge requests per minute per process; 0 means no limit")
-    judge_cascade_bar: float = _setting(
-        "FAITHMON_JUDGE_CASCADE_BAR", "0.8", _cascade_bar,
+    judge_cascade_bar: float = setting(
+        "FAITHMON_JUDGE_CASCADE_BAR", "0.8", cascade_bar,
         "Cascade judge: offline claims at least this confident (0 to 1, 0 excluded) are "
         "settled without the LLM")
-    severity_rules: str = _setting(
+    severity_rules: str = setting(
         "FAITHMON_SEVERITY_RULES", "", str,
         "TOML file of severity rules (named patterns and term lists) that make a claim "
         "critical (unset: the shipped rules); part of the judge configuration")
-    policy_rules: str = _setting(
+    policy_rules: str = setting(
         "FAITHMON_POLICY_RULES", "", str,
         "TOML file of disclosures an answer must never contain (unset: the shipped rules)")
-    citation_style: str = _setting(
-        "FAITHMON_CITATION_STYLE", "all", _citation_style,
+    citation_style: str = setting(
+        "FAITHMON_CITATION_STYLE", "all", citation_style,
         "Citation markers to read: all, off, or a comma list of numeric, id, footnote, link")
-    assembly_quiet_seconds: float = _setting(
-        "FAITHMON_ASSEMBLY_QUIET_SECONDS", "2.0", _non_negative_float,
+    assembly_quiet_seconds: float = setting(
+        "FAITHMON_ASSEMBLY_QUIET_SECONDS", "2.0", non_negative_float,
         "Seconds after a trace's root span ends before its record is built")
-    max_traces_in_flight: int = _setting(
-        "FAITHMON_MAX_TRACES_IN_FLIGHT", "10000", _positive_int,
+    max_traces_in_flight: int = setting(
+        "FAITHMON_MAX_TRACES_IN_FLIGHT", "10000", positive_int,
         "Traces buffered for assembly; near it the receiver answers 503, past it the "
         "oldest are stored early as incomplete")
-    max_spans_in_flight: int = _setting(
-        "FAITHMON_MAX_SPANS_IN_FLIGHT", "500000", _positive_int,
+    max_spans_in_flight: int = setting(
+        "FAITHMON_MAX_SPANS_IN_FLIGHT", "500000", positive_int,
         "Spans and log records buffered for assembly; past it the receiver answers 503")
-    max_buffer_mb: int = _setting(
-        "FAITHMON_MAX_BUFFER_MB", "512", _positive_int,
+    max_buffer_mb: int = setting(
+        "FAITHMON_MAX_BUFFER_MB", "512", positive_int,
         "Megabytes of spans buffered for assembly; past it the receiver answers 503")
-    spool_dir: str = _setting(
+    spool_dir: str = setting(
         "FAITHMON_SPOOL_DIR", paths.SPOOL_DIR, str,
         "Folder of the receiver's durable spool (one per receiver): every acknowledged "
         "export is fsynced here first and replayed after a crash; empty turns it off")
-    spool_max_mb: int = _setting(
-        "FAITHMON_SPOOL_MAX_MB", "1024", _positive_int,
+    spool_max_mb: int = setting(
+        "FAITHMON_SPOOL_MAX_MB", "1024", positive_int,
         "Megabytes the spool may hold while the database is down; past it the receiver "
         "answers 503")
-    ingest_processes: int = _setting("FAITHMON_INGEST_PROCESSES", "0", _processes,
+    ingest_processes: int = setting("FAITHMON_INGEST_PROCESSES", "0", processes,
         "Worker processes that extract and scrub records (auto: one per core; 0 or 1: none)")
-    max_body_bytes: int = _setting(
-        "FAITHMON_MAX_BODY_BYTES", str(64 * 1024 * 1024), _positive_int,
+    max_body_bytes: int = setting(
+        "FAITHMON_MAX_BODY_BYTES", str(64 * 1024 * 1024), positive_int,
         "Largest OTLP request body accepted, after decompression")
-    score_interval: float = _setting(
-        "FAITHMON_WORKER_SCORE_INTERVAL", "10", _positive_float,
+    score_interval: float = setting(
+        "FAITHMON_WORKER_SCORE_INTERVAL", "10", positive_float,
         "Seconds between scoring runs of the worker")
-    drift_interval: float = _setting(
-        "FAITHMON_WORKER_DRIFT_INTERVAL", "60", _positive_float,
+    drift_interval: float = setting(
+        "FAITHMON_WORKER_DRIFT_INTERVAL", "60", positive_float,
         "Seconds between drift runs of the worker")
-    retention_interval: float = _setting(
-        "FAITHMON_WORKER_RETENTION_INTERVAL", "3600", _positive_float,
+    retention_interval: float = setting(
+        "FAITHMON_WORKER_RETENTION_INTERVAL", "3600", positive_float,
         "Seconds between retention runs of the worker")
-    judge_daily_budget: int = _setting(
-        "FAITHMON_JUDGE_DAILY_BUDGET", "0", _non_negative_int,
+    judge_daily_budget: int = setting(
+        "FAITHMON_JUDGE_DAILY_BUDGET", "0", non_negative_int,
         "Judge tokens all workers may spend per UTC day; 0 means no budget")
-    judge_price_input: float | None = _setting(
-        "FAITHMON_JUDGE_PRICE_INPUT", "", _optional_price,
+    judge_price_input: float | None = setting(
+        "FAITHMON_JUDGE_PRICE_INPUT", "", optional_price,
         "US dollars per million prompt tokens, for the judges' cost (unset: no cost shown)")
-    judge_price_output: float | None = _setting(
-        "FAITHMON_JUDGE_PRICE_OUTPUT", "", _optional_price,
+    judge_price_output: float | None = setting(
+        "FAITHMON_JUDGE_PRICE_OUTPUT", "", optional_price,
         "US dollars per million completion tokens, for the judges' cost (unset: no cost shown)")
-    worker_max_retries: int = _setting(
-        "FAITHMON_WORKER_MAX_RETRIES", "5", _non_negative_int,
+    worker_max_retries: int = setting(
+        "FAITHMON_WORKER_MAX_RETRIES", "5", non_negative_int,
         "Times a record is tried again after a retryable judge failure")
-    worker_retry_delay: float = _setting(
-        "FAITHMON_WORKER_RETRY_DELAY", "30", _positive_float,
+    worker_retry_delay: float = setting(
+        "FAITHMON_WORKER_RETRY_DELAY", "30", positive_float,
         "Seconds before the first retry of a record; doubles each time, up to an hour")
-    worker_retry_max_age: float = _setting(
-        "FAITHMON_WORKER_RETRY_MAX_AGE", "86400", _positive_float,
+    worker_retry_max_age: float = setting(
+        "FAITHMON_WORKER_RETRY_MAX_AGE", "86400", positive_float,
         "Seconds after ingest past which a failing record is given up as judge_error")
-    worker_heartbeat_file: str = _setting(
+    worker_heartbeat_file: str = setting(
         "FAITHMON_WORKER_HEARTBEAT_FILE", paths.HEARTBEAT_FILE, str,
         "File the worker touches while healthy; `faithmon worker --check` reads it")
-    sentinel_interval: float = _setting(
-        "FAITHMON_SENTINEL_INTERVAL", "21600", _non_negative_float,
+    sentinel_interval: float = setting(
+        "FAITHMON_SENTINEL_INTERVAL", "21600", non_negative_float,
         "Seconds between sentinel runs (they also run when a worker starts; 0: never)")
-    sentinel_min_accuracy: float = _setting(
-        "FAITHMON_SENTINEL_MIN_ACCURACY", "0.85", _rate,
+    sentinel_min_accuracy: float = setting(
+        "FAITHMON_SENTINEL_MIN_ACCURACY", "0.85", rate,
         "Sentinel accuracy a judge configuration needs before its scores are interpreted; "
         "below it the judge is unproven and its drift alerts are held back")
-    sentinel_max_error_rate: float = _setting(
-        "FAITHMON_SENTINEL_MAX_ERROR_RATE", "0.2", _rate,
+    sentinel_max_error_rate: float = setting(
+        "FAITHMON_SENTINEL_MAX_ERROR_RATE", "0.2", rate,
         "Highest sentinel false-flag rate, and highest miss rate, of a proven judge")
-    worker_batch: int = _setting(
-        "FAITHMON_WORKER_BATCH", "100", _positive_int,
+    worker_batch: int = setting(
+        "FAITHMON_WORKER_BATCH", "100", positive_int,
         "Records a worker claims per scoring batch")
-    lease_seconds: int = _setting(
-        "FAITHMON_WORKER_LEASE_SECONDS", "300", _positive_int,
+    lease_seconds: int = setting(
+        "FAITHMON_WORKER_LEASE_SECONDS", "300", positive_int,
         "How long a claimed batch stays leased before another worker may take it")
-    retention_days: int = _setting(
-        "FAITHMON_RETENTION_DAYS", "30", _non_negative_int,
+    retention_days: int = setting(
+        "FAITHMON_RETENTION_DAYS", "30", non_negative_int,
         "Days after faithmon received them that records, chunks and claims are deleted (0: kept)")
-    drift_dimensions: tuple[str, ...] = _setting(
+    drift_dimensions: tuple[str, ...] = setting(
         "FAITHMON_DRIFT_DIMENSIONS",
-        "service,route,tenant,model,retriever_version,prompt_version,language", _names,
+        "service,route,tenant,model,retriever_version,prompt_version,language", names,
         "Comma-separated labels that define drift segments")
-    drift_threshold: float | None = _setting(
-        "FAITHMON_DRIFT_THRESHOLD", "auto", _threshold,
+    drift_threshold: float | None = setting(
+        "FAITHMON_DRIFT_THRESHOLD", "auto", threshold,
         "CUSUM threshold h for every detector (pending at h/2, firing at h); auto sets "
         "each from the false-alarm budget, or from `faithmon drift calibrate`")
-    drift_false_alarms: float = _setting(
-        "FAITHMON_DRIFT_FALSE_ALARMS", "1", _positive_float,
+    drift_false_alarms: float = setting(
+        "FAITHMON_DRIFT_FALSE_ALARMS", "1", positive_float,
         "False-alarm budget: expected false drift alarms per 30 days across all segments")
-    drift_wobble: float = _setting(
-        "FAITHMON_DRIFT_WOBBLE", "0.07", _non_negative_float,
+    drift_wobble: float = setting(
+        "FAITHMON_DRIFT_WOBBLE", "0.07", non_negative_float,
         "Least wobble of an in-control rate, relative to it, that thresholds allow for "
         "(more when the baseline window shows more)")
-    drift_shift: float = _setting(
-        "FAITHMON_DRIFT_SHIFT", "0.08", _positive_float,
+    drift_shift: float = setting(
+        "FAITHMON_DRIFT_SHIFT", "0.08", positive_float,
         "Design shift: the detector is tuned for a rise of this much in the unsupported rate")
-    drift_critical_shift: float = _setting(
-        "FAITHMON_DRIFT_CRITICAL_SHIFT", "0.04", _positive_float,
+    drift_critical_shift: float = setting(
+        "FAITHMON_DRIFT_CRITICAL_SHIFT", "0.04", positive_float,
         "Design shift of the second detector, on records with a critical unsupported claim")
-    drift_citation_shift: float = _setting(
-        "FAITHMON_DRIFT_CITATION_SHIFT", "0.08", _positive_float,
+    drift_citation_shift: float = setting(
+        "FAITHMON_DRIFT_CITATION_SHIFT", "0.08", positive_float,
         "Design shift of the third detector, on cited answers with a wrong or unresolved citation")
-    drift_max_delay_days: float = _setting(
-        "FAITHMON_DRIFT_MAX_DELAY_DAYS", "7", _positive_float,
+    drift_max_delay_days: float = setting(
+        "FAITHMON_DRIFT_MAX_DELAY_DAYS", "7", positive_float,
         "A segment whose traffic cannot reveal the design shift within this many days "
         "folds into overall")
-    drift_recovery_runs: int = _setting(
-        "FAITHMON_DRIFT_RECOVERY_RUNS", "3", _positive_int,
+    drift_recovery_runs: int = setting(
+        "FAITHMON_DRIFT_RECOVERY_RUNS", "3", positive_int,
         "Drift runs in a row a firing segment must look recovered before its alert resolves")
-    drift_recovery_records: int = _setting(
-        "FAITHMON_DRIFT_RECOVERY_RECORDS", "200", _positive_int,
+    drift_recovery_records: int = setting(
+        "FAITHMON_DRIFT_RECOVERY_RECORDS", "200", positive_int,
         "Recent records whose rate's upper 95% bound must be back near the baseline")
-    drift_no_data_hours: float = _setting(
-        "FAITHMON_DRIFT_NO_DATA_HOURS", "6", _positive_float,
+    drift_no_data_hours: float = setting(
+        "FAITHMON_DRIFT_NO_DATA_HOURS", "6", positive_float,
         "A watched segment with no scored record for this long raises a no_data alert")
-    drift_no_data_dimensions: tuple[str, ...] = _setting(
-        "FAITHMON_DRIFT_NO_DATA_DIMENSIONS", "service,route,tenant", _names,
+    drift_no_data_dimensions: tuple[str, ...] = setting(
+        "FAITHMON_DRIFT_NO_DATA_DIMENSIONS", "service,route,tenant", names,
         "Labels whose segments are watched for silence (versions retire, so not those)")
-    alert_cooldown: float = _setting(
-        "FAITHMON_ALERT_COOLDOWN", "1800", _non_negative_float,
+    alert_cooldown: float = setting(
+        "FAITHMON_ALERT_COOLDOWN", "1800", non_negative_float,
         "Seconds after resolving in which a reopened alert stays quiet until it fires")
-    alert_renotify: float = _setting(
-        "FAITHMON_ALERT_RENOTIFY", "14400", _positive_float,
+    alert_renotify: float = setting(
+        "FAITHMON_ALERT_RENOTIFY", "14400", positive_float,
         "Seconds between reminders to the sinks while an alert keeps firing")
-    baseline_records: int = _setting(
-        "FAITHMON_DRIFT_BASELINE_RECORDS", "2000", _positive_int,
+    baseline_records: int = setting(
+        "FAITHMON_DRIFT_BASELINE_RECORDS", "2000", positive_int,
         "Scored records the overall baseline window needs before detection starts")
-    baseline_days: float = _setting(
-        "FAITHMON_DRIFT_BASELINE_DAYS", "7", _non_negative_float,
+    baseline_days: float = setting(
+        "FAITHMON_DRIFT_BASELINE_DAYS", "7", non_negative_float,
         "Days the baseline window must span before detection starts")
-    segment_min_baseline: int = _setting(
-        "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", "100", _non_negative_int,
+    segment_min_baseline: int = setting(
+        "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", "100", non_negative_int,
         "Baseline records a segment needs for its own rate; fewer uses the overall rate")
-    alert_webhook_url: str = _setting(
+    alert_webhook_url: str = setting(
         "FAITHMON_ALERT_WEBHOOK_URL", "", str,
         "POST every alert change here as JSON signed per Standard Webhooks (unset: off)")
-    alert_webhook_secret: str = _setting(
+    alert_webhook_secret: str = setting(
         "FAITHMON_ALERT_WEBHOOK_SECRET", "", str,
         "Signing secret of the alert webhook (whsec_<base64> or plain text)")
-    alert_slack_url: str = _setting(
+    alert_slack_url: str = setting(
         "FAITHMON_ALERT_SLACK_URL", "", str,
         "Slack incoming-webhook URL for alert changes (unset: off)")
-    alert_alertmanager_url: str = _setting(
+    alert_alertmanager_url: str = setting(
         "FAITHMON_ALERT_ALERTMANAGER_URL", "", str,
         "Alertmanager base URL; alerts go to /api/v2/alerts (unset: off)")
-    alert_allow_link_local: bool = _setting(
-        "FAITHMON_ALERT_ALLOW_LINK_LOCAL", "false", _flag,
+    alert_allow_link_local: bool = setting(
+        "FAITHMON_ALERT_ALLOW_LINK_LOCAL", "false", flag,
         "Let the alert URLs reach link-local and cloud metadata addresses "
         "(169.254.0.0/16, fe80::/10, metadata.google.internal); refused by default")
-    alert_smtp_host: str = _setting(
+    alert_smtp_host: str = setting(
         "FAITHMON_ALERT_SMTP_HOST", "", str,
         "SMTP server for alert e-mails, host or host:port (unset: off)")
-    alert_smtp_from: str = _setting(
+    alert_smtp_from: str = setting(
         "FAITHMON_ALERT_SMTP_FROM", "faithmon@localhost", str,
         "Sender address of alert e-mails")
-    alert_smtp_to: tuple[str, ...] = _setting(
-        "FAITHMON_ALERT_SMTP_TO", "", _names,
+    alert_smtp_to: tuple[str, ...] = setting(
+        "FAITHMON_ALERT_SMTP_TO", "", names,
         "Comma-separated recipients of alert e-mails")
-    alert_smtp_user: str = _setting(
+    alert_smtp_user: str = setting(
         "FAITHMON_ALERT_SMTP_USER", "", str,
         "SMTP login (with FAITHMON_ALERT_SMTP_PASSWORD); STARTTLS is used when set")
-    alert_smtp_password: str = _setting(
+    alert_smtp_password: str = setting(
         "FAITHMON_ALERT_SMTP_PASSWORD", "", str,
         "SMTP password")
-    alert_rules: str = _setting(
+    alert_rules: str = setting(
         "FAITHMON_ALERT_RULES", "", str,
         "TOML file of alert sinks, routes and per-kind rules (unset: the settings above)")
-    alert_judge_error_rate: float = _setting(
-        "FAITHMON_ALERT_JUDGE_ERROR_RATE", "0.2", _rate,
+    alert_judge_error_rate: float = setting(
+        "FAITHMON_ALERT_JUDGE_ERROR_RATE", "0.2", rate,
         "Share of a judge's recent evaluations ending in judge_error that raises judge_error")
-    alert_judge_error_min: int = _setting(
-        "FAITHMON_ALERT_JUDGE_ERROR_MIN", "20", _positive_int,
+    alert_judge_error_min: int = setting(
+        "FAITHMON_ALERT_JUDGE_ERROR_MIN", "20", positive_int,
         "Recent evaluations (the last 200 within the hour) that share needs to count")
-    alert_receiver_stale: float = _setting(
-        "FAITHMON_ALERT_RECEIVER_STALE", "120", _positive_float,
+    alert_receiver_stale: float = setting(
+        "FAITHMON_ALERT_RECEIVER_STALE", "120", positive_float,
         "Seconds without a running receiver's heartbeat, or of failing saves, that raise "
         "ingest_error")
-    review_sample_rate: float = _setting(
-        "FAITHMON_REVIEW_SAMPLE_RATE", "0.02", _rate,
+    review_sample_rate: float = setting(
+        "FAITHMON_REVIEW_SAMPLE_RATE", "0.02", rate,
         "Share of all-supported evaluations queued for review; 1 queues every evaluation")
-    review_low_share: float = _setting(
-        "FAITHMON_REVIEW_LOW_SHARE", "0.25", _rate,
+    review_low_share: float = setting(
+        "FAITHMON_REVIEW_LOW_SHARE", "0.25", rate,
         "Share of evaluations with an unsupported claim queued (critical ones always are)")
-    review_double_share: float = _setting(
-        "FAITHMON_REVIEW_DOUBLE_SHARE", "0.1", _rate,
+    review_double_share: float = setting(
+        "FAITHMON_REVIEW_DOUBLE_SHARE", "0.1", rate,
         "Share of review items given to two reviewers, for inter-reviewer agreement")
-    review_max_false_rejection: float = _setting(
-        "FAITHMON_REVIEW_MAX_FALSE_REJECTION", "0.1", _rate,
+    review_max_false_rejection: float = setting(
+        "FAITHMON_REVIEW_MAX_FALSE_REJECTION", "0.1", rate,
         "Bound on false rejection under which review calibrate minimises false acceptance")
-    review_guard_band: float = _setting(
-        "FAITHMON_REVIEW_GUARD_BAND", "0.05", _rate,
+    review_guard_band: float = setting(
+        "FAITHMON_REVIEW_GUARD_BAND", "0.05", rate,
         "Half-width of the score band around a threshold whose answers go to review")
-    review_min_kappa: float = _setting(
-        "FAITHMON_REVIEW_MIN_KAPPA", "0.4", _rate,
+    review_min_kappa: float = setting(
+        "FAITHMON_REVIEW_MIN_KAPPA", "0.4", rate,
         "Judge-vs-reviewer kappa (answer level) under which judge_disagreement fires")
-    review_min_labels: int = _setting(
-        "FAITHMON_REVIEW_MIN_LABELS", "30", _positive_int,
+    review_min_labels: int = setting(
+        "FAITHMON_REVIEW_MIN_LABELS", "30", positive_int,
         "Reviewed answers of a judge configuration that kappa needs before it can alert")
-    telemetry_endpoint: str = _setting(
+    telemetry_endpoint: str = setting(
         "FAITHMON_TELEMETRY_ENDPOINT", "", str,
         "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)")
-    auth: str = _setting(
-        "FAITHMON_AUTH", "auto", _one_of("auto", "required", "off"),
+    auth: str = setting(
+        "FAITHMON_AUTH", "auto", one_of("auto", "required", "off"),
         "auto: open only on a loopback address while no API key exists; required; off")
-    metrics_public: bool = _setting(
-        "FAITHMON_METRICS_PUBLIC", "false", _flag,
+    metrics_public: bool = setting(
+        "FAITHMON_METRICS_PUBLIC", "false", flag,
         "Serve /metrics without an API key (for a Prometheus that cannot send one)")
-    allowed_hosts: tuple[str, ...] = _setting(
-        "FAITHMON_ALLOWED_HOSTS", "", _names,
+    allowed_hosts: tuple[str, ...] = setting(
+        "FAITHMON_ALLOWED_HOSTS", "", names,
         "Host names serve answers to, comma-separated; * any (unset: on a loopback bind "
         "that address, localhost and 127.0.0.1; beyond loopback any, keys being required)")
-    log_level: str = _setting(
-        "FAITHMON_LOG_LEVEL", "INFO", _level, "Log level of faithmon's processes")
+    log_level: str = setting(
+        "FAITHMON_LOG_LEVEL", "INFO", level, "Log level of faithmon's processes")
     # fmt: on
 
     @classmethod
@@ -375,13 +375,13 @@ class Settings:
         env = os.environ if environ is None else environ
         from_file = read_file(env.get(CONFIG_FILE_ENV, ""), CONFIG_FILE_ENV)
         values: dict[str, Any] = {}
-        for setting in SETTINGS:
-            if setting.field in overrides:
-                values[setting.field] = overrides.pop(setting.field)
+        for declared in SETTINGS:
+            if declared.field in overrides:
+                values[declared.field] = overrides.pop(declared.field)
                 continue
-            raw, source = raw_value(setting, env, from_file, env.get(CONFIG_FILE_ENV, ""))
+            raw, source = raw_value(declared, env, from_file, env.get(CONFIG_FILE_ENV, ""))
             try:
-                values[setting.field] = setting.parse(raw.strip())
+                values[declared.field] = declared.parse(raw.strip())
             except ValueError as exc:
                 raise ConfigError(f"{source}={raw!r}: {exc}") from None
         if overrides:
@@ -394,7 +394,3 @@ SETTINGS: tuple[Setting, ...] = tuple(
     replace(f.metadata["setting"], field=f.name) for f in fields(Settings)
 )
 """Every setting in declaration order (the README's table and ``.env.example`` follow it)."""
-
-
-def field_names() -> set[str]:
-    return {f.name for f in fields(Settings)}

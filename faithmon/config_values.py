@@ -1,6 +1,7 @@
 """Parsers of setting values: each takes the text of a variable and returns its value,
 or raises ValueError with what is wrong (config.py adds the setting's name); and how a
-setting is declared (``Setting``, ``_setting``), which config.py's fields use."""
+setting is declared (``Setting``, ``setting``), which config.py's fields use. Every name
+here is public: it is the API config.py (and a new setting) builds on."""
 
 from __future__ import annotations
 
@@ -10,60 +11,60 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-def _rate(value: str) -> float:
+def rate(value: str) -> float:
     rate = float(value)
     if not 0.0 <= rate <= 1.0:
         raise ValueError("must be between 0.0 and 1.0")
     return rate
 
 
-def _positive_float(value: str) -> float:
+def positive_float(value: str) -> float:
     number = float(value)
     if number <= 0:
         raise ValueError("must be positive")
     return number
 
 
-def _non_negative_float(value: str) -> float:
+def non_negative_float(value: str) -> float:
     number = float(value)
     if number < 0:
         raise ValueError("must not be negative")
     return number
 
 
-def _optional_float(value: str) -> float | None:
+def optional_float(value: str) -> float | None:
     return float(value) if value else None
 
 
-def _threshold(value: str) -> float | None:
+def threshold(value: str) -> float | None:
     if value.strip().lower() in ("", "auto"):
         return None
-    return _positive_float(value)
+    return positive_float(value)
 
 
-def _positive_int(value: str) -> int:
+def positive_int(value: str) -> int:
     number = int(value)
     if number <= 0:
         raise ValueError("must be a positive integer")
     return number
 
 
-def _non_negative_int(value: str) -> int:
+def non_negative_int(value: str) -> int:
     number = int(value)
     if number < 0:
         raise ValueError("must not be negative")
     return number
 
 
-def _processes(value: str) -> int:
+def processes(value: str) -> int:
     # "auto": a worker process per core, none on one core (0 and 1 mean in-thread).
     if value.strip().lower() == "auto":
         cores = os.cpu_count() or 1
         return cores if cores > 1 else 0
-    return _non_negative_int(value)
+    return non_negative_int(value)
 
 
-def _flag(value: str) -> bool:
+def flag(value: str) -> bool:
     lowered = value.lower()
     if lowered in ("1", "true", "yes", "on"):
         return True
@@ -72,13 +73,13 @@ def _flag(value: str) -> bool:
     raise ValueError("must be true or false")
 
 
-def _names(value: str) -> tuple[str, ...]:
+def names(value: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in value.split(",") if name.strip())
 
 
-def _pairs(value: str) -> tuple[tuple[str, str], ...]:
+def pairs(value: str) -> tuple[tuple[str, str], ...]:
     pairs = []
-    for item in _names(value):
+    for item in names(value):
         name, sep, label = item.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"expected label=value items, got {item!r}")
@@ -86,7 +87,7 @@ def _pairs(value: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def _one_of(*choices: str) -> Callable[[str], str]:
+def one_of(*choices: str) -> Callable[[str], str]:
     def parse(value: str) -> str:
         if value not in choices:
             raise ValueError(f"must be one of {', '.join(choices)}")
@@ -95,8 +96,8 @@ def _one_of(*choices: str) -> Callable[[str], str]:
     return parse
 
 
-def _level(value: str) -> str:
-    return _one_of("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")(value.upper())
+def level(value: str) -> str:
+    return one_of("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")(value.upper())
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,15 +109,15 @@ class Setting:
     help: str
 
 
-_KEEP_RULES = "app,empty_retrieval,error,negative_feedback,low_retrieval_score"
+KEEP_RULES = "app,empty_retrieval,error,negative_feedback,low_retrieval_score"
 
 
-def _optional_price(value: str) -> float | None:
+def optional_price(value: str) -> float | None:
     # Unset is not 0: a cost of $0 would claim a price nobody gave.
-    return _non_negative_float(value) if value else None
+    return non_negative_float(value) if value else None
 
 
-def _cascade_bar(value: str) -> float:
+def cascade_bar(value: str) -> float:
     bar = float(value)
     if not 0.0 < bar <= 1.0:
         raise ValueError("must be above 0.0 and at most 1.0")
@@ -126,14 +127,14 @@ def _cascade_bar(value: str) -> float:
 CITATION_STYLES = ("numeric", "id", "footnote", "link")
 
 
-def _citation_style(value: str) -> str:
+def citation_style(value: str) -> str:
     words = {w.strip().lower() for w in value.split(",") if w.strip()}
     if words in ({"all"}, {"off"}) or (words and words <= set(CITATION_STYLES)):
         return ",".join(sorted(words))
     raise ValueError(f"must be all, off, or a comma list of {', '.join(CITATION_STYLES)}")
 
 
-def _setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> Any:
+def setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> Any:
     # The declaration rides on the field, so a setting is written in one place; the
     # field's name is filled in when SETTINGS is read off the class below.
     return field(metadata={"setting": Setting(env, "", default, parse, help)})

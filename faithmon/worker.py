@@ -25,14 +25,8 @@ logger = logging.getLogger(__name__)
 
 
 def beat(path: str) -> None:
-    """Write the heartbeat: the time now, which ``heartbeat_fresh`` reads."""
+    """Write the heartbeat: the time now, which ``heartbeat_age`` reads."""
     Path(path).write_text(f"{time.time():.3f}\n")
-
-
-def heartbeat_fresh(path: str, max_age: float) -> bool:
-    """The heartbeat file was written within ``max_age`` seconds."""
-    age = heartbeat_age(path)
-    return age is not None and age < max_age
 
 
 def heartbeat_age(path: str) -> float | None:

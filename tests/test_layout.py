@@ -1,5 +1,10 @@
-"""The layout rules import-linter cannot check: module length, and which parts of
-OpenTelemetry a module imports (import-linter sees ``opentelemetry`` as one package)."""
+"""The layout rules import-linter cannot check: module length, private names imported
+across modules, and which parts of OpenTelemetry a module imports (import-linter sees
+``opentelemetry`` as one package).
+
+Module length: 400 lines is the guideline and 600 the hard limit. A module between the
+two is allowed when it holds one job; a cohesive module is never split to meet the count.
+Only past 600 lines does ``test_every_module_stays_under_the_hard_limit`` fail."""
 
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ def _runtime_imports(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skipped.update(id(child) for child in ast.walk(node))
-    found = []
+    found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
@@ -67,15 +72,77 @@ def test_the_rule_reads_imports() -> None:
     assert not any(m.startswith("opentelemetry.sdk") for _, m in _runtime_imports(shim))
 
 
-def test_every_module_stays_under_400_lines() -> None:
-    """No module of faithmon/ or instrumentation/ grows past 400 lines (migrations excepted):
-    a module that long holds more than one job."""
+GUIDELINE_LINES = 400
+"""A module of one job usually fits here; past it, check that it still holds one job."""
+HARD_LIMIT_LINES = 600
+"""No module may grow past this (see the module docstring)."""
+
+
+def test_every_module_stays_under_the_hard_limit() -> None:
+    """No module of faithmon/ or instrumentation/ grows past 600 lines (migrations excepted).
+    400 lines is the guideline: a module between 400 and 600 lines passes if it holds one job."""
     too_long = []
     for folder in ("faithmon", "instrumentation"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             if {"migrations", "build"} & set(path.parts):
                 continue
             lines = len(path.read_text().splitlines())
-            if lines > 400:
+            if lines > HARD_LIMIT_LINES:
                 too_long.append(f"{path.relative_to(ROOT)}: {lines}")
-    assert too_long == []
+    assert too_long == [], (
+        f"past the hard limit of {HARD_LIMIT_LINES} lines (the guideline is "
+        f"{GUIDELINE_LINES}; split by job, not by count):\n" + "\n".join(too_long)
+    )
+
+
+def _private_imports(path: Path, text: str | None = None) -> list[str]:
+    """``from module import _name`` in ``path`` where ``module`` is another faithmon module
+    and ``_name`` is not a module: a private name borrowed across modules. A package-private
+    module's names (``sinks/_http.py``) are its package's, so they do not count."""
+    tree = ast.parse(path.read_text() if text is None else text)
+    package = path.parent
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 0 and not (node.module or "").startswith("faithmon"):
+            continue
+        if node.level == 0:
+            folder = ROOT / Path(*(node.module or "").split(".")[:-1])
+            last = (node.module or "").split(".")[-1]
+        else:
+            folder = package.parents[node.level - 2] if node.level > 1 else package
+            parts = (node.module or "").split(".") if node.module else []
+            folder = folder.joinpath(*parts[:-1]) if parts else folder
+            last = parts[-1] if parts else ""
+        if last.startswith("_"):
+            continue
+        source = folder / last if last else folder
+        for alias in node.names:
+            private = alias.name.startswith("_") and not alias.name.startswith("__")
+            is_module = (source / f"{alias.name}.py").exists() or (source / alias.name).is_dir()
+            if private and not is_module:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {alias.name}")
+    return found
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """A name another module needs is public where it is defined: no module imports a
+    ``_private`` name of another (package-private ``_module`` files excepted)."""
+    borrowed = [line for path in _sources() for line in _private_imports(path)]
+    assert borrowed == [], "private names imported across modules:\n" + "\n".join(borrowed)
+
+
+def test_the_private_import_rule_reads_imports() -> None:
+    # The checker must see what it polices, or the test above passes vacuously.
+    probe = ROOT / "faithmon" / "store" / "probe.py"  # read from text, never written
+    text = (
+        "from .evaluations import _hidden, settle\n"
+        "from . import _dialect\n"
+        "from ._dialect import _shared\n"
+        "from faithmon.config_values import _gone\n"
+    )
+    assert _private_imports(probe, text) == [
+        "faithmon/store/probe.py:1 imports _hidden",
+        "faithmon/store/probe.py:4 imports _gone",
+    ]

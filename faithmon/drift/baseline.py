@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from ..model import Baseline, FrozenBaselines, Outcome, segment_key, segments_of
@@ -175,15 +175,3 @@ def freeze(
     if frozen is not None and len(segments) == len(frozen.segments):
         return frozen
     return FrozenBaselines.of(segments, windows) if segments else None
-
-
-@dataclass(slots=True)
-class SegmentOutcomes:
-    """One segment's outcomes after the baseline window, and how much traffic it has."""
-
-    segment: dict[str, str]
-    outcomes: list[Outcome]
-    """Its records after the baseline window."""
-    first_at: datetime
-    seen: int = 0
-    """All its records, the window's included: its traffic is measured on them."""

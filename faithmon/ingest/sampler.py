@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -182,14 +182,3 @@ class PolicySampler:
 class KeepAll:
     def keep(self, record: RagRecord) -> Decision:
         return Decision(True, "sampled")
-
-
-def parse_pairs(text: Collection[str]) -> tuple[tuple[str, str], ...]:
-    """``["route=billing", "tenant=acme"]`` → pairs; raises ValueError on a bad item."""
-    pairs = []
-    for item in text:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"expected label=value, got {item!r}")
-        pairs.append((name.strip(), value.strip()))
-    return tuple(pairs)

@@ -55,12 +55,6 @@ _MIN_PART = 8
 _PR_SET_PDEATHSIG = 1
 
 
-def default_processes() -> int:
-    """Worker processes for ``auto``: one per core, none on a single core."""
-    cores = os.cpu_count() or 1
-    return cores if cores > 1 else 0
-
-
 def pii_scrubber(
     key: bytes,
     phone_region: str,

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .records import Conflict
+from .json_records import Conflict
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"

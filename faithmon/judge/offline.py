@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
 from ..model.judgement import UNVERIFIED
 from . import bindings as b
-from . import confidence, hours, reading, records, strict
+from . import confidence, hours, json_records, reading, strict
 from . import contradiction as c
 from . import text as t
 from .conditions import conditioned
@@ -183,11 +183,11 @@ class OfflineJudge:
             status = "ok"
             evidence = Evidence(facts)
             index = b.Index(evidence)
-            found = records.attributes(facts)
+            found = json_records.attributes(facts)
             schedules = hours.schedules(facts)
             threshold = self.threshold if question.strip() else self.summary_threshold
             normalised = [t.normalise(chunk) for chunk in facts]
-            # A record's "no" and "null" values are not negated sentences: records.conflict
+            # A record's "no" and "null" values are not negated sentences: json_records.conflict
             # judges those chunks' negations.
             plain = {i for i, chunk in enumerate(facts) if not chunk.lstrip().startswith("{")}
             claims = verify(
@@ -234,7 +234,7 @@ class OfflineJudge:
         plain: set[int],
         evidence: Evidence,
         index: b.Index,
-        found: Sequence[records.Attribute],
+        found: Sequence[json_records.Attribute],
         schedules: Sequence[hours.Schedule] = (),
         threshold: float | None = None,
         about: str = "",
@@ -266,7 +266,7 @@ class OfflineJudge:
                 if about and strict.unverified(f"{about}: {sentence}", index):
                     held = replace(held, flags=(UNVERIFIED,))  # the question's words apart
                 return conditioned(held, evidence, number) or held
-        conflict = records.conflict(sentence, found)
+        conflict = json_records.conflict(sentence, found)
         if conflict is not None:
             return claim(conflict.verdict, "record", conflict.chunk, conflict.quote)
         conflict = hours.conflict(sentence, schedules)

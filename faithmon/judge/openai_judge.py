@@ -17,8 +17,8 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 from urllib.parse import urlparse
 
 from openai import OpenAI
@@ -28,34 +28,12 @@ from . import prompts
 from . import text as t
 from .cache import VerdictCache
 from .openai_calls import CallUsage, JudgeFailure, RateLimiter, RetryLayer
+from .openai_config import OpenAIJudgeConfig
 from .openai_ladder import Ladder
 from .precheck import Prepared, is_critical, mark_cited, prepare
 from .verify import SchemaError, verify
 
-Mode = Literal["one_call", "two_call"]
 NOT_JUDGED = "not_judged"
-
-
-@dataclass(frozen=True, slots=True)
-class OpenAIJudgeConfig:
-    model: str
-    base_url: str | None = None
-    api_key: str | None = None
-    mode: Mode = "one_call"
-    temperature: float = 0.0
-    seed: int | None = 7
-    timeout: float = 30.0
-    """Seconds per attempt."""
-    deadline: float = 120.0
-    """Seconds per trace, retries and backoff included."""
-    max_attempts: int = 3
-    max_concurrency: int = 4
-    requests_per_minute: float = 0.0
-    """0 means no limit."""
-    max_completion_tokens: int = 2048
-    cache_entries: int = 10_000
-    backoff: float = 0.5
-    """Seconds before the first retry without Retry-After; doubles, with jitter."""
 
 
 class OpenAIJudge:

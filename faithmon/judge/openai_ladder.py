@@ -12,17 +12,15 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import openai
 from openai import OpenAI
 
 from . import prompts
 from .openai_calls import CallUsage, JudgeFailure, RetryLayer, parse_object
+from .openai_config import OpenAIJudgeConfig
 from .verify import SchemaError
-
-if TYPE_CHECKING:
-    from .openai_judge import OpenAIJudgeConfig
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "json mode")
 Format = Literal["json_schema", "json_object", "text"]

@@ -49,7 +49,8 @@ def _offline(options: JudgeOptions) -> Judge:
 
 
 def _openai(options: JudgeOptions) -> OpenAIJudge:
-    from .openai_judge import OpenAIJudge, OpenAIJudgeConfig
+    from .openai_config import OpenAIJudgeConfig
+    from .openai_judge import OpenAIJudge
 
     if not options.api_key:
         raise ConfigError("the openai judge needs FAITHMON_JUDGE_API_KEY or OPENAI_API_KEY")

@@ -109,13 +109,3 @@ def settle(
     if sent_at is not None:
         row.last_sent_at = sent_at
     row.told = dict(told)
-
-
-def told_of(session: Session, route_key: str) -> dict[str, dict[str, Any]]:
-    """Each group of a route (by group key) and what it told; for tests and status."""
-    rows = session.execute(
-        select(AlertGroupRow.group_key, AlertGroupRow.told).where(
-            AlertGroupRow.route_key == route_key
-        )
-    ).all()
-    return {r.group_key: r.told for r in rows}

@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from faithmon.alerts import ListSink
 from faithmon.jobs import RetryPolicy, score_pending
 from faithmon.jobs.health import HealthBounds, check_health
-from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.judge.openai_config import OpenAIJudgeConfig
+from faithmon.judge.openai_judge import OpenAIJudge
 from faithmon.model.health import ReceiverStatus
 from faithmon.store import alerts as store_alerts
 from faithmon.store import receivers as store_receivers

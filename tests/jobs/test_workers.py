@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.cli import main
 from faithmon.jobs import run_sentinels, score_pending
-from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.judge.openai_config import OpenAIJudgeConfig
+from faithmon.judge.openai_judge import OpenAIJudge
 from faithmon.store import alerts as store_alerts
 from faithmon.store import engine as store_engine
 from faithmon.store import records as store_records

@@ -13,7 +13,8 @@ from faithmon.config import Settings
 from faithmon.judge import JudgeOptions, OfflineJudge, make_judge
 from faithmon.judge.cascade import CascadeJudge
 from faithmon.judge.jsonl import score_lines
-from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.judge.openai_config import OpenAIJudgeConfig
+from faithmon.judge.openai_judge import OpenAIJudge
 from faithmon.model.judgement import UNVERIFIED
 from tests.judge.factory import CHUNKS, SURE, UNSURE, Confident, llm
 from tests.openai_server import OpenAIServer, Step, reply

@@ -12,7 +12,8 @@ from faithmon.errors import ConfigError
 from faithmon.judge import JudgeOptions, OfflineJudge, make_judge
 from faithmon.judge.citations import Source, parse, styles_of
 from faithmon.judge.contracts import Checked, Contracts, checked
-from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.judge.openai_config import OpenAIJudgeConfig
+from faithmon.judge.openai_judge import OpenAIJudge
 from faithmon.model import Chunk
 from tests.openai_server import OpenAIServer, reply
 from tests.servers import serve_in_thread

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.judge.openai_config import OpenAIJudgeConfig
+from faithmon.judge.openai_judge import OpenAIJudge
 from faithmon.model import Judgement
 from tests.openai_server import OpenAIServer as ScriptedServer
 from tests.openai_server import Step, reply

@@ -16,7 +16,8 @@ import pytest
 
 from faithmon.judge import OfflineJudge
 from faithmon.judge.cascade import CascadeJudge
-from faithmon.judge.openai_judge import OpenAIJudge, OpenAIJudgeConfig
+from faithmon.judge.openai_config import OpenAIJudgeConfig
+from faithmon.judge.openai_judge import OpenAIJudge
 from faithmon.judge.values import values
 
 ADVERSARIAL = Path(__file__).parent / "data" / "adversarial.jsonl"
