@@ -122,7 +122,8 @@ def alerts_ack(alert_id: int, by: str, as_json: bool) -> None:
     "route",
     default=None,
     metavar="LABELS",
-    help="Labels of the test alert (label=value,...): it goes where they route.",
+    help="Labels of the test alert (label=value,..., a segment's key: a ',' or '=' in a "
+    "value is written %2C or %3D): it goes where they route.",
 )
 @json_option
 def alerts_test(sink_name: str | None, route: str | None, as_json: bool) -> None:
@@ -130,16 +131,15 @@ def alerts_test(sink_name: str | None, route: str | None, as_json: bool) -> None
     wiring; each sink says whether it took it."""
     from ..alerts.matchers import alert_labels
     from ..alerts.routing import Router
-    from ..model import Alert
+    from ..model import Alert, segment_from_key
 
     settings = load_settings()
-    labels: dict[str, str] = {}
-    for pair in (route or "").split(","):
-        if pair.strip():
-            name, sep, value = pair.partition("=")
-            if not sep or not name.strip():
-                raise click.ClickException(f"--route expects label=value pairs, got {pair!r}")
-            labels[name.strip()] = value.strip()
+    # A segment's key, read by the one codec; blanks around a pair are forgiven, as typed.
+    pairs = [pair.strip() for pair in (route or "").split(",") if pair.strip()]
+    read = segment_from_key(",".join(pairs))
+    if read is None or any(not name.strip() for name in read):
+        raise click.ClickException(f"--route expects label=value pairs, got {route!r}")
+    labels = {name.strip(): value.strip() for name, value in read.items()}
     now = datetime.now(UTC)
     alert = Alert(
         rule="test",

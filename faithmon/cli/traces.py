@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import click
 
-from ..model import answer_unsupported
+from ..model import answer_unsupported, parse_label
 from ..store import reads_traces as reads
 from ..store import trace_view
 from ..store import traces as stored_traces
@@ -18,18 +18,20 @@ from . import traces_show, wiring
 from ._common import database_option, json_option, limit_option, load_settings
 from .views import record_json
 
-# As the read API's ``status`` and ``label`` parameters take them: a label name is spliced
-# into a JSON path on SQLite, so it is checked before any query.
+# As the read API's ``status`` and ``label`` parameters take them (a label by the parser
+# they share, which checks a name before any query: it is spliced into a JSON path).
 STATUSES = ("pending", "scored", "no_context", "incomplete_evidence", "judge_error")
-_LABEL = re.compile(r"[A-Za-z0-9_.\-]{1,100}:[^\x00]*")
 _TRACE_ID = re.compile(r"[0-9a-fA-F]{32}")
 
 
 def _labels(_ctx: click.Context, _param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
+    labels = {}
     for value in values:
-        if not _LABEL.fullmatch(value):
-            raise click.BadParameter(f"{value!r}: expected KEY:VALUE")
-    return dict(value.partition(":")[::2] for value in values)
+        pair = parse_label(value)
+        if pair is None:
+            raise click.BadParameter(f"{value!r}: expected KEY=VALUE (or KEY:VALUE)")
+        labels[pair[0]] = pair[1]
+    return labels
 
 
 def _utc(_ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
@@ -54,9 +56,9 @@ def traces() -> None:
     "--label",
     "labels",
     multiple=True,
-    metavar="KEY:VALUE",
+    metavar="KEY=VALUE",
     callback=_labels,
-    help="Only records with this label; repeat it to ask for every pair.",
+    help="Only records with this label (KEY:VALUE also works); repeat it to ask for every pair.",
 )
 @click.option("--since", metavar="TIME", callback=_utc, help="Started at or after (ISO-8601).")
 @click.option("--until", metavar="TIME", callback=_utc, help="Started before (ISO-8601).")

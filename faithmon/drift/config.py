@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..model import Stream, segment_key
+from ..model import Stream, partition_label, segment_key
+from ..model.records import TENANT as model_tenant
 
 RULE = "faithfulness_drift"
 
@@ -39,8 +40,8 @@ Level = Literal["ok", "pending", "firing"]
 STREAMS: tuple[Stream, ...] = ("unsupported", "critical", "citation")
 
 
-TENANT = "tenant"
-"""The label drift partitions by, when it is one of the dimensions."""
+TENANT = model_tenant
+"""The label drift partitions by, when it is one of the dimensions (``model.TENANT``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ class DriftConfig:
         Each tenant's records are then a partition of their own, with ``{tenant: T}`` as
         its overall, so no segment, baseline or alert mixes tenants.
         """
-        return TENANT if TENANT in self.dimensions else None
+        return partition_label(self.dimensions)
 
     def partition_of(self, labels: Mapping[str, str]) -> dict[str, str]:
         """The overall of the partition a record (or a segment) is in: ``{}`` untenanted."""

@@ -8,8 +8,10 @@ from typing import Any
 
 from .state import DriftState, Live, Reset, Segment
 
-FORMAT = 3
-"""Bumped when the state's meaning changes: a stored state of another format is rebuilt."""
+FORMAT = 4
+"""Bumped when the state's meaning changes: a stored state of another format is rebuilt.
+4: segment keys escape ``%``, ``,`` and ``=``, so a state keyed before is rebuilt under the
+keys made now rather than kept beside them."""
 
 
 def _at(value: datetime | None) -> str | None:

@@ -42,6 +42,7 @@ from .judgement import (
     claim_supported,
 )
 from .records import (
+    LABEL_PATTERN,
     OTHER_SEGMENT,
     Chunk,
     Decision,
@@ -55,6 +56,9 @@ from .records import (
     SaveSamplingFn,
     Scrubber,
     StoredRecord,
+    parse_label,
+    partition_label,
+    segment_from_key,
     segment_key,
     segments_of,
 )
@@ -63,6 +67,7 @@ __all__ = [
     "BAD_CITATIONS",
     "FULLY_SUPPORTED",
     "JUDGE_RULES",
+    "LABEL_PATTERN",
     "MIN_RATE",
     "OTHER_SEGMENT",
     "Alert",
@@ -106,6 +111,9 @@ __all__ = [
     "answer_unsupported",
     "baseline_for",
     "claim_supported",
+    "parse_label",
+    "partition_label",
+    "segment_from_key",
     "segment_key",
     "segments_of",
     "visible_to",

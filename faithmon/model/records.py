@@ -3,6 +3,7 @@ the segments a record belongs to."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -123,6 +124,16 @@ class Scrubber(Protocol):
     def __call__(self, record: RagRecord) -> RagRecord: ...
 
 
+TENANT = "tenant"
+
+
+def partition_label(dimensions: Sequence[str]) -> str | None:
+    """The label whose values partition segments: ``tenant`` when it is a dimension. Drift,
+    ``/metrics`` and the retention roll-ups all segment through it, so no figure anywhere
+    mixes tenants and every one names the segments drift names."""
+    return TENANT if TENANT in dimensions else None
+
+
 def segments_of(
     labels: Mapping[str, str], dimensions: Sequence[str], partition: str | None = None
 ) -> list[dict[str, str]]:
@@ -138,9 +149,69 @@ def segments_of(
     return [root] + [{**root, d: labels[d]} for d in dimensions if d != partition and labels.get(d)]
 
 
+# The segment-key codec. Keys are unique columns in the store and are read back (the
+# API's URLs, the labels a baseline names), so a value holding ``,`` or ``=`` must not
+# spell another segment. Only the three characters the syntax uses are percent-encoded
+# (``%`` first, so the escapes added are not escaped again): a key without them reads as
+# it always did, and every key stored before the codec whose names and values had none of
+# them is still the key of its segment. A key stored before with one of them in a value
+# (``route=a,b``) no longer matches the key made now (``route=a%2Cb``); see docs/drift.md.
+_ESCAPES = {"%": "%25", ",": "%2C", "=": "%3D"}
+_ESCAPED = re.compile("%(25|2C|3D)", re.IGNORECASE)
+
+
+def _escape(text: str) -> str:
+    for char, escape in _ESCAPES.items():
+        text = text.replace(char, escape)
+    return text
+
+
+def _unescape(text: str) -> str:
+    # Only the codec's own escapes: any other ``%`` (``route=100%`` stored before the
+    # codec) is read as itself.
+    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
 def segment_key(segment: Mapping[str, str]) -> str:
-    """Canonical text of a segment: ``route=billing,tenant=acme``; '' is overall."""
-    return ",".join(f"{k}={segment[k]}" for k in sorted(segment))
+    """Canonical text of a segment: ``route=billing,tenant=acme``; '' is overall.
+
+    Names sorted, each ``name=value`` with ``%``, ``,`` and ``=`` in either written
+    ``%25``, ``%2C`` and ``%3D``: ``{"route": "a,b"}`` is ``route=a%2Cb``. Read back with
+    :func:`segment_from_key`."""
+    return ",".join(f"{_escape(k)}={_escape(segment[k])}" for k in sorted(segment))
+
+
+def segment_from_key(key: str) -> dict[str, str] | None:
+    """The segment :func:`segment_key` wrote as ``key`` ('' → overall, {}); None for text
+    it never writes (a part without ``=``, an empty name, a name twice)."""
+    if not key:
+        return {}
+    segment: dict[str, str] = {}
+    for part in key.split(","):
+        name, sep, value = part.partition("=")
+        name = _unescape(name)
+        if not (sep and name) or name in segment:
+            return None
+        segment[name] = _unescape(value)
+    return segment
+
+
+LABEL_PATTERN = r"^[A-Za-z0-9_.\-]{1,100}[=:][^\x00]*$"
+"""A label filter, ``key=value`` (or ``key:value``, its older spelling, kept as an alias):
+a name as instrumentation writes label names (it is spliced into a JSON path on SQLite,
+so nothing else may reach a query), a separator, then any value without NUL."""
+_LABEL = re.compile(LABEL_PATTERN)
+
+
+def parse_label(text: str) -> tuple[str, str] | None:
+    """``route=billing`` or ``route:billing`` → ("route", "billing"); None when malformed.
+
+    A name holds neither separator, so the first one ends it and the value keeps the rest
+    (``url=http://host:80`` → ("url", "http://host:80"))."""
+    if not _LABEL.fullmatch(text):
+        return None
+    cut = min(i for i in (text.find("="), text.find(":")) if i >= 0)
+    return text[:cut], text[cut + 1 :]
 
 
 OTHER_SEGMENT: Mapping[str, str] = MappingProxyType({"segment": "other"})

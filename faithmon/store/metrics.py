@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ..model import Judgement, segment_key, segments_of
+from ..model import Judgement, partition_label, segment_key, segments_of
 from ._dialect import insert_for
 from .records import PENDING
 from .tables import JudgeUsageRow, RecordRow, SegmentMetricsRow
@@ -48,7 +48,7 @@ def count_evaluations(
             int(judgement.status == "judge_error"),
             score or 0.0,
         )
-        for segment in segments_of(labels, dimensions):
+        for segment in segments_of(labels, dimensions, partition_label(dimensions)):
             total = totals.setdefault(
                 (segment_key(segment), judgement.judge),
                 {"segment": segment, "buckets": [0] * len(BUCKETS)} | dict.fromkeys(_COUNTERS, 0),
@@ -84,20 +84,20 @@ def count_evaluations(
 
 def snapshot(session: Session) -> dict[str, Any]:
     """Everything /metrics shows: segment counters, queue depth, judge usage."""
-    segments = [
-        {
-            "segment": dict(row.segment),
-            "judge": row.judge,
-            "evaluations": row.evaluations,
-            "scored": row.scored,
-            "unsupported": row.unsupported,
-            "critical_unsupported": row.critical_unsupported,
-            "judge_errors": row.judge_errors,
-            "faithfulness_sum": row.faithfulness_sum,
-            "buckets": list(row.buckets),
-        }
-        for row in session.scalars(select(SegmentMetricsRow).order_by(SegmentMetricsRow.id))
-    ]
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in session.scalars(select(SegmentMetricsRow).order_by(SegmentMetricsRow.id)):
+        # Grouped by the key made now from the stored labels, not the stored key: a row
+        # keyed before keys were escaped (``route=a,b``) and the one kept since
+        # (``route=a%2Cb``) are one segment, and /metrics must show it as one series.
+        total = merged.setdefault(
+            (segment_key(row.segment), row.judge),
+            {"segment": dict(row.segment), "judge": row.judge, "buckets": [0] * len(BUCKETS)}
+            | dict.fromkeys(_COUNTERS, 0),
+        )
+        for name in _COUNTERS:
+            total[name] += getattr(row, name)
+        total["buckets"] = [a + b for a, b in zip(total["buckets"], row.buckets, strict=True)]
+    segments = list(merged.values())
     statuses = dict(
         session.execute(select(RecordRow.status, func.count()).group_by(RecordRow.status)).all()
     )

@@ -1,17 +1,28 @@
-"""Alerts as the read API pages through them: newest first, by state and rule, and for a
-tenant-bound reader only those ``model.visible_to`` it (its tenant's, and the judge's)."""
+"""Alerts as the read API pages through them (newest first, by state and rule) and as a
+page or report shows them (every open one, then the newest resolved), for a tenant-bound
+reader only those ``model.visible_to`` it (its tenant's, and the judge's): filtered,
+ordered and cut in the database (``rules.alert_visible_to``), never loaded whole."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from ..model import JUDGE_RULES, Alert, acts_on, visible_to
+from ..model import Alert, acts_on, segment_key, visible_to
+from . import rules
 from .alerts import ack_alert, to_alert
 from .tables import AlertRow
+
+OPEN = ("pending", "firing")
+"""The states of an alert not resolved, by name: a list of them reads ``ix_alerts_state_id``,
+which ``state != 'resolved'`` could not."""
+
+SHOWN = 200
+"""The alerts a page or report shows at most; the API pages through them all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +30,12 @@ class AlertPage:
     items: tuple[Alert, ...]
     next: int | None
     """The id the next page starts below, if there is one."""
+
+
+def _visible(session: Session, tenant: str | None) -> Select[AlertRow]:
+    return select(AlertRow).where(
+        rules.alert_visible_to(session, tenant, AlertRow.segment, AlertRow.rule)
+    )
 
 
 def alert_page(
@@ -29,13 +46,10 @@ def alert_page(
     state: str | None = None,
     rule: str | None = None,
 ) -> AlertPage:
-    query = select(AlertRow).order_by(AlertRow.id.desc()).limit(limit + 1)
+    """``limit`` alerts newest first below the id ``before``, of ``state`` and ``rule``."""
+    query = _visible(session, tenant).order_by(AlertRow.id.desc()).limit(limit + 1)
     if before is not None:
         query = query.where(AlertRow.id < before)
-    if tenant is not None:
-        query = query.where(
-            or_(AlertRow.segment["tenant"].as_string() == tenant, AlertRow.rule.in_(JUDGE_RULES))
-        )
     if state is not None:
         query = query.where(AlertRow.state == state)
     if rule is not None:
@@ -43,6 +57,26 @@ def alert_page(
     rows = list(session.scalars(query))
     items = tuple(to_alert(row) for row in rows[:limit])
     return AlertPage(items, rows[limit - 1].id if len(rows) > limit else None)
+
+
+def shown_alerts(
+    session: Session,
+    tenant: str | None = None,
+    segment: Mapping[str, str] | None = None,
+    limit: int = SHOWN,
+) -> tuple[Alert, ...]:
+    """What a page or report shows of the alerts visible to ``tenant`` (of one
+    ``segment``, if given): every open one, then the newest resolved, ``limit`` in all,
+    oldest first. Open alerts come first: one per rule and segment, they never pile up,
+    and a long-open alert must not fall behind a run of newer resolved ones."""
+    query = _visible(session, tenant).order_by(AlertRow.id.desc())
+    if segment is not None:
+        query = query.where(AlertRow.segment_key == segment_key(segment))
+    found = list(session.scalars(query.where(AlertRow.state.in_(OPEN)).limit(limit)))
+    if len(found) < limit:
+        resolved = query.where(AlertRow.state == "resolved").limit(limit - len(found))
+        found.extend(session.scalars(resolved))
+    return tuple(to_alert(row) for row in sorted(found, key=lambda row: row.id))
 
 
 def alert_for(session: Session, alert_id: int, tenant: str | None = None) -> Alert | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ..model import segment_from_key
 from .tables import BaselineRow
 
 
@@ -15,5 +16,7 @@ def baseline_labels(session: Session, judge: str) -> tuple[str, ...]:
     for key in session.scalars(
         select(func.distinct(BaselineRow.segment_key)).where(BaselineRow.judge == judge)
     ):
-        names.update(part.partition("=")[0] for part in key.split(",") if part)
+        # A key the codec cannot read (stored before keys were escaped, with a `,` in a
+        # value) names no label: better one label missing than a value taken for a name.
+        names.update(segment_from_key(key) or ())
     return tuple(sorted(names))

@@ -123,7 +123,20 @@ def critical_unsupported(
     return and_(rules.answer_unsupported(faithfulness), found)
 
 
-def _labels_match(session: Session, pairs: Mapping[str, str]) -> ColumnElement[bool]:
+def labels_match(session: Session, labels: Mapping[str, str]) -> list[ColumnElement[bool]]:
+    """The conditions a record with every one of ``labels`` meets (none for no labels):
+    what the trace list and a segment's series filter on, said once."""
+    found = []
+    if "tenant" in labels:
+        # The column, not the JSON: it is what the tenant index covers.
+        found.append(RecordRow.tenant == labels["tenant"])
+    pairs = {key: value for key, value in labels.items() if key != "tenant"}
+    if pairs:
+        found.append(_labels_contain(session, pairs))
+    return found
+
+
+def _labels_contain(session: Session, pairs: Mapping[str, str]) -> ColumnElement[bool]:
     """The record has every one of these labels (ingest stores every label as a string,
     so containment and a per-key text equality select the same records)."""
     if is_postgresql(session):
@@ -143,12 +156,7 @@ def _filtered(session: Session, where: TraceFilter, shown: Any, join: Any) -> Se
         query = query.where(RecordRow.tenant == where.tenant)
     if where.status is not None:
         query = query.where(RecordRow.status == where.status)
-    pairs = {key: value for key, value in where.labels.items() if key != "tenant"}
-    if "tenant" in where.labels:
-        # The column, not the JSON: it is what the tenant index covers.
-        query = query.where(RecordRow.tenant == where.labels["tenant"])
-    if pairs:
-        query = query.where(_labels_match(session, pairs))
+    query = query.where(*labels_match(session, where.labels))
     if where.since is not None:
         query = query.where(RecordRow.started_at >= where.since)
     if where.until is not None:

@@ -14,14 +14,14 @@ from typing import Any, Literal
 from sqlalchemy import ColumnElement, case, exists, func, select
 from sqlalchemy.orm import Session
 
-from ..model import JUDGE_RULES, Alert, StoredRecord, segment_key, visible_to
+from ..model import JUDGE_RULES, Alert, StoredRecord, segment_from_key, segment_key
 from ..model.standing import JudgeStanding, ProofFloor
-from . import alerts as store_alerts
 from . import baselines as store_baselines
 from . import records
 from . import sentinels as store_sentinels
 from ._dialect import is_postgresql, scanned, time_bucket, time_floor
 from .evaluations import UNSUPPORTED, counted
+from .reads_alerts import shown_alerts
 from .tables import EvaluationRow, RecordRow
 from .traces import load_traces
 
@@ -210,7 +210,8 @@ def load_report(
     ``counted_segments`` are counted per bucket too, in ``sparklines``. The judge's
     standing is read against ``floor`` (default: the settings' defaults).
     """
-    alerts = tuple(a for a in store_alerts.list_alerts(session) if visible_to(a, tenant))
+    # Filtered and cut in the database: every open alert, then the newest resolved.
+    alerts = shown_alerts(session, tenant)
     overall: dict[str, str] = {} if tenant is None else {"tenant": tenant}
     frozen = store_baselines.load_baselines(session, judge)
     baselines: dict[str, tuple[int, int]] = {}
@@ -218,8 +219,11 @@ def load_report(
     if frozen is not None:
         baselines = {key: (b.records, b.unsupported) for key, b in frozen.segments.items()}
         if tenant is not None:
-            mark = f"tenant={tenant}"
-            baselines = {k: v for k, v in baselines.items() if mark in k.split(",")}
+            baselines = {
+                k: v
+                for k, v in baselines.items()
+                if (segment_from_key(k) or {}).get("tenant") == tenant
+            }
         window = (frozen.start, frozen.end)
     # The outcomes drift counts (evaluations.outcomes), of the tenant's records if given.
     scored = counted(session, judge)
@@ -228,8 +232,11 @@ def load_report(
     width = bucket_width(*span, target_buckets) if span is not None else STEPS[-1]
     overall_key = segment_key(overall)
     segments: dict[str, Mapping[str, str]] = {overall_key: overall}
+    # Each tenant partition's overall: a baseline of the one label ``tenant``.
     tenants = sorted(
-        key.partition("=")[2] for key in baselines if key.startswith("tenant=") and "," not in key
+        named["tenant"]
+        for key in baselines
+        if (named := segment_from_key(key)) is not None and named.keys() == {"tenant"}
     )
     if tenant is None:
         for name in tenants:

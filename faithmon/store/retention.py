@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..model import segment_key, segments_of
+from ..model import partition_label, segment_key, segments_of
 from ._dialect import insert_for, skip_locked
 from .evaluations import to_judgement
 from .records import PENDING
@@ -86,7 +86,7 @@ def apply_retention(
         faithfulness = evaluation.faithfulness if evaluation is not None else None
         scored = faithfulness is not None
         unsupported = evaluation is not None and evaluation.unsupported
-        for segment in segments_of(row.labels, dimensions):
+        for segment in segments_of(row.labels, dimensions, partition_label(dimensions)):
             key = segment_key(segment)
             total = totals.setdefault((day, key), [segment, 0, 0, 0, 0.0])
             total[1] += 1

@@ -1,5 +1,6 @@
-"""The domain rules in SQL, beside their Python forms in ``model.judgement``: one pair
-each, pinned to each other by a test (``tests/store/test_rules.py``).
+"""The domain rules in SQL, beside their Python forms in ``model.judgement`` and
+``model.alerts``: one pair each, pinned to each other by a test
+(``tests/store/test_rules.py``).
 
 A query that asks whether an answer is unsupported or a claim is not supported says it
 through these, never with its own ``< 1`` or ``!= 'supported'``.
@@ -9,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, not_
+from sqlalchemy import ColumnElement, and_, not_, or_, true
+from sqlalchemy.orm import Session
 
-from ..model import FULLY_SUPPORTED
+from ..model import FULLY_SUPPORTED, JUDGE_RULES
+from ._dialect import json_text
 
 
 def answer_unsupported(strict: Any) -> ColumnElement[bool]:
@@ -27,3 +30,13 @@ def claim_supported(verdict: Any) -> ColumnElement[bool]:
 
 def claim_not_supported(verdict: Any) -> ColumnElement[bool]:
     return not_(claim_supported(verdict))
+
+
+def alert_visible_to(
+    session: Session, tenant: str | None, segment: Any, rule: Any
+) -> ColumnElement[bool]:
+    """``model.visible_to`` on an alert's stored segment (JSON) and rule columns: its
+    segment names ``tenant``, or it is about the judge; every alert for no tenant."""
+    if tenant is None:
+        return true()
+    return or_(json_text(session, segment, "tenant") == tenant, rule.in_(sorted(JUDGE_RULES)))

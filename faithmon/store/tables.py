@@ -217,7 +217,13 @@ class AlertRow(Base):
     details: Mapped[dict[str, Any]] = mapped_column(JSONType)
     notified_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
-    __table_args__ = (Index("ix_alerts_rule_segment_state", "rule", "segment_key", "state"),)
+    __table_args__ = (
+        Index("ix_alerts_rule_segment_state", "rule", "segment_key", "state"),
+        # The lists of pages and reports (``reads_alerts.shown_alerts``): the open ones
+        # and the newest resolved, of every segment or of one, each read by an index.
+        Index("ix_alerts_state_id", "state", "id"),
+        Index("ix_alerts_segment_key_id", "segment_key", "id"),
+    )
 
 
 class SamplingCountRow(Base):

@@ -197,6 +197,9 @@ def test_pages_need_a_read_key_and_keep_tenants_apart(served: Served) -> None:
     assert OTHER_TENANT_TRACE[:12] in listed
     _, listed, _ = _get(served.url + "/traces?label=route:secret", served.acme_reader)
     assert OTHER_TENANT_TRACE[:12] not in listed and "No trace matches" in listed
+    # key=value, as everywhere else, filters the same (key:value stays its alias).
+    _, listed, _ = _get(served.url + "/traces?label=route%3Dsecret", served.admin)
+    assert OTHER_TENANT_TRACE[:12] in listed and "label must be" not in listed
     # Drift runs per tenant: an acme reader sees acme's alerts and the judge's, never
     # another tenant's.
     _, alerts, _ = _get(served.url + "/alerts", served.acme_reader)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from faithmon.model import parse_label
 from tests.api.client import call, every_page, get
 from tests.api.seed import (
     JUDGE,
@@ -72,6 +73,12 @@ FILTERS: list[tuple[dict[str, Any], Callable[[int], bool]]] = [
         lambda n: dict(make_record(n).labels) == {"route": "billing", "tenant": "globex"},
     ),
     ({"label": ["model:none-has-it"]}, lambda n: False),
+    # key=value as everywhere else; key:value stays its alias, and the two mix.
+    ({"label": ["route=search"]}, lambda n: make_record(n).labels["route"] == "search"),
+    (
+        {"label": ["route=billing", "tenant:globex"]},
+        lambda n: dict(make_record(n).labels) == {"route": "billing", "tenant": "globex"},
+    ),
     (
         {"since": WINDOW[0].isoformat(), "until": WINDOW[1].isoformat()},
         lambda n: WINDOW[0] <= make_record(n).started_at < WINDOW[1],
@@ -235,6 +242,8 @@ def test_an_unknown_trace_is_404(api: Seeded, unknown: str) -> None:
         {"status": "lost"},
         {"label": "route"},
         {"label": "a b:c"},
+        {"label": "a b=c"},
+        {"label": "=c"},
         {"since": "yesterday"},
         {"max_score": "1.5"},
         {"max_score": "nan"},
@@ -252,6 +261,28 @@ def test_a_bad_query_value_is_422_with_its_reason(api: Seeded, params: dict[str,
     assert status == 422, body
     (problem,) = body["detail"]
     assert next(iter(params)) in problem["loc"] and problem["msg"]
+
+
+@pytest.mark.parametrize(
+    ("text", "pair"),
+    [
+        ("route=billing", ("route", "billing")),
+        ("route:billing", ("route", "billing")),
+        # A name holds neither separator, so the first one ends it: the value keeps the rest.
+        ("url=http://host:80/a?b=c", ("url", "http://host:80/a?b=c")),
+        ("at:12:00=noon", ("at", "12:00=noon")),
+        ("route=", ("route", "")),
+        ("route", None),
+        ("=billing", None),
+        ("a b=c", None),
+        ("route=a\x00b", None),
+    ],
+)
+def test_one_parser_reads_both_spellings_of_a_label(
+    text: str, pair: tuple[str, str] | None
+) -> None:
+    """`key=value`, and `key:value` as its alias, as the CLI, the API and the page take it."""
+    assert parse_label(text) == pair
 
 
 @pytest.mark.parametrize(

@@ -264,6 +264,12 @@ FILTERS: list[tuple[list[str], dict[str, Any]]] = [
         ["--label", "route:billing", "--label", "tenant:acme"],
         {"label": ["route:billing", "tenant:acme"]},
     ),
+    # key=value as everywhere else; key:value stays its alias, in either place.
+    (["--label", "route=search"], {"label": "route=search"}),
+    (
+        ["--label", "route=billing", "--label", "tenant:acme"],
+        {"label": ["route:billing", "tenant=acme"]},
+    ),
     (["--max-score", "0.5"], {"max_score": 0.5}),
     (["--critical"], {"critical": "true"}),
     (
@@ -333,6 +339,8 @@ def test_list_marks_critical_rows(store: Store) -> None:
         ["--limit", "-1"],
         ["--label", "route"],
         ["--label", "bad name:x"],
+        ["--label", "bad name=x"],
+        ["--label", "=x"],
         ["--since", "yesterday"],
         ["--max-score", "2"],
         ["--status", "lost"],

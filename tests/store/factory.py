@@ -7,10 +7,12 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from faithmon import drift
 from faithmon.jobs import score_pending
 from faithmon.judge import OfflineJudge
-from faithmon.model import Chunk, RagRecord, StoredRecord
+from faithmon.model import Chunk, Claim, Judgement, RagRecord, StoredRecord
 from faithmon.review.queue import QueuePolicy
+from faithmon.store import baselines, evaluations
 from faithmon.store import records as store_records
 from faithmon.store import traces as store_traces
 from faithmon.store.reads_traces import TraceFilter, list_traces
@@ -66,3 +68,47 @@ def scored(sessions: sessionmaker[Session], batch: list[RagRecord]) -> None:
     with sessions.begin() as session:
         store_records.save_records(session, batch)
     score_pending(sessions, JUDGE)
+
+
+# Segments whose keys a naive ``k=v,k=v`` join would confuse (tests/*/test_segment_keys.py).
+KEYS_JUDGE = "offline/keys"
+KEYS_T0 = days_ago(2)
+LOOKALIKE = {"route": "a,tenant=acme"}
+"""One label whose value reads like two labels: ``PAIR``, written naively."""
+PAIR = {"route": "a", "tenant": "acme"}
+COMMA_TENANT = "acme, inc."
+KEYS_CONFIG = drift.DriftConfig(
+    dimensions=("route", "tenant"), baseline_records=30, baseline_days=0, segment_min_baseline=5
+)
+
+
+def seed_lookalikes(sessions: sessionmaker[Session]) -> None:
+    """Scored records of the lookalike segment, of the pair, and of a tenant whose name
+    holds a comma; baselines frozen over them."""
+    made = []
+    for n in range(30):
+        labels = (LOOKALIKE, PAIR, {"route": "b", "tenant": COMMA_TENANT})[n % 3]
+        made.append(
+            RagRecord(
+                trace_id=f"{n + 1:032x}",
+                question="q",
+                answer="a",
+                chunks=(Chunk(0, "text"),),
+                labels=labels,
+                started_at=KEYS_T0 + timedelta(minutes=n),
+            )
+        )
+    with sessions.begin() as session:
+        store_records.save_records(session, made)
+    with sessions.begin() as session:
+        for record_id, record in store_records.claim_pending(session, "test", 30, 60):
+            claims = [Claim("fine", "supported", chunk=0, quote="text")]
+            if int(record.trace_id, 16) % 2:
+                claims.append(Claim("made up", "unsupported"))
+            evaluations.save_evaluation(
+                session, record_id, Judgement(KEYS_JUDGE, "ok", tuple(claims))
+            )
+    with sessions.begin() as session:
+        frozen = drift.freeze(evaluations.outcomes(session, KEYS_JUDGE), KEYS_CONFIG)
+        assert frozen is not None
+        baselines.save_baselines(session, KEYS_JUDGE, frozen)

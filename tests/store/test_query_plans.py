@@ -21,6 +21,15 @@ The table of what each reads, so a change that loses an index is caught here:
 | worker: delivery | the silences that run now | ``ix_silences_ends_at`` |
 | worker: drift run | the silences ended since the last run | ``ix_silences_ends_at`` |
 | API, CLI, page: silence list | not yet ended, newest first | ``ix_silences_ends_at`` |
+| API, page: series | a segment's records in its window | ``ix_records_started_at`` |
+| API, page: series, tenant | the same, within a tenant | ``ix_records_tenant_started_at*`` |
+| API, page: series, critical | claims of each evaluation | ``pk_claims`` |
+| page, report: alert list | the open alerts, the newest resolved | ``ix_alerts_state_id`` |
+| page: a segment's alerts | the segment's, newest first | ``ix_alerts_segment_key_id`` |
+| API: alert list by state | newest first | ``ix_alerts_state_id`` |
+
+The API's alert list without a state walks the primary key newest first and stops at
+its page's end (SQLite calls that a scan, so it is not listed here).
 """
 
 from __future__ import annotations
@@ -36,20 +45,24 @@ from sqlalchemy import Connection, Engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from faithmon.jobs import apply_retention
-from faithmon.model import Chunk, Claim, Judgement, RagRecord
+from faithmon.model import Alert, Chunk, Claim, Judgement, RagRecord
+from faithmon.store import alerts as store_alerts
 from faithmon.store import engine as store_engine
 from faithmon.store import evaluations as store_evaluations
-from faithmon.store import outcome_stream
+from faithmon.store import outcome_stream, reads_alerts
 from faithmon.store import policy as store_policy
 from faithmon.store import records as store_records
 from faithmon.store import silences as store_silences
+from faithmon.store.reads_series import segment_series
 from faithmon.store.reads_traces import TraceFilter, list_traces
 from faithmon.store.tables import RecordRow
 from faithmon.store.tables_silences import SilenceRow
 from tests.timing import days_ago
 
-BIG = ("records", "evaluations", "claims", "chunks", "record_documents", "silences")
+BIG = ("records", "evaluations", "claims", "chunks", "record_documents", "silences", "alerts")
 JUDGE = "judge/plans"
+WINDOW = (days_ago(10) + timedelta(minutes=100), days_ago(10) + timedelta(minutes=160))
+"""A series' window: 60 of the 300 records' starts."""
 
 
 @contextmanager
@@ -129,7 +142,26 @@ def _seed(sessions: sessionmaker[Session]) -> sessionmaker[Session]:
         for record_id in ids[:200]:
             judgement = Judgement(JUDGE, "ok", claims[: 1 + record_id % 2])
             store_evaluations.save_evaluation(session, record_id, judgement)
+        store_alerts.save_alerts(session, [_alert(n) for n in range(300)])
     return sessions
+
+
+def _alert(n: int) -> Alert:
+    """Alerts over 300 days, of three tenants' segments and the judge; most resolved (the
+    table only grows), the last few open."""
+    at = days_ago(300 - n)
+    tenant = ("acme", "globex", "initech")[n % 3]
+    segment = {"route": f"r{n % 5}", "tenant": tenant} if n % 10 else {"judge": JUDGE}
+    state = "resolved" if n < 290 else ("pending", "firing")[n % 2]
+    return Alert(
+        rule="faithfulness_drift" if n % 10 else "judge_drift",
+        segment=segment,
+        state=state,  # type: ignore[arg-type]
+        severity="warning",
+        opened_at=at,
+        updated_at=at,
+        resolved_at=at if state == "resolved" else None,
+    )
 
 
 @pytest.fixture
@@ -197,6 +229,17 @@ QUERIES: dict[str, Callable[[Session], object]] = {
         _silenced(s) and store_silences.ended_silences(s, days_ago(1), days_ago(0))
     ),
     "silences: list": lambda s: _silenced(s) and store_silences.list_silences(s, days_ago(0)),
+    "series: a segment's window": lambda s: segment_series(
+        s, JUDGE, {"route": "billing"}, timedelta(hours=1), *WINDOW
+    ),
+    "series: a tenant's window": lambda s: segment_series(
+        s, JUDGE, {"route": "billing", "tenant": "acme"}, timedelta(days=1), *WINDOW
+    ),
+    "alerts: shown": lambda s: reads_alerts.shown_alerts(s, "acme", limit=20),
+    "alerts: a segment's": lambda s: reads_alerts.shown_alerts(
+        s, None, {"route": "r1", "tenant": "globex"}
+    ),
+    "alerts: by state": lambda s: reads_alerts.alert_page(s, 50, tenant="acme", state="resolved"),
 }
 
 
@@ -204,6 +247,37 @@ QUERIES: dict[str, Callable[[Session], object]] = {
 def test_query_reads_an_index(shared: sessionmaker[Session], name: str) -> None:
     """The job's or page's statements read no big table end to end."""
     assert _run(shared, QUERIES[name]) == []
+
+
+def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _nodes(child)
+
+
+@pytest.mark.parametrize("name", ["series: a segment's window", "series: a tenant's window"])
+def test_a_series_reads_only_its_window(shared: sessionmaker[Session], name: str) -> None:
+    """A series looks its records up by start between the window's two ends: it reads the
+    window, not every record the judge scored (an index walked end to end is no scan)."""
+    engine = shared.kw["bind"]
+    with captured(engine) as statements, shared() as session:
+        QUERIES[name](session)
+    ((sql, params),) = [(sql, params) for sql, params in statements if "GROUP BY" in sql]
+    with engine.connect() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.exec_driver_sql("SET enable_seqscan = off")
+            plan = _plan(connection, sql, params)
+            found = [
+                str(node.get("Index Cond", ""))
+                for node in _nodes(plan)
+                if node.get("Relation Name") == "records"
+            ]
+            bounded = [c for c in found if "started_at >=" in c and "started_at <" in c]
+        else:
+            rows = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params).all()
+            found = [str(row[-1]) for row in rows if " records " in str(row[-1])]
+            bounded = [c for c in found if "started_at>? AND started_at<?" in c]
+    assert bounded, found
 
 
 def test_retention_reads_an_index(stored: sessionmaker[Session]) -> None:

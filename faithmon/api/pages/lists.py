@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ...model import parse_label
 from ...store import Sessions
 from ...store.reads_traces import TraceFilter, TracePage, list_traces
 from ..v1.documents import documents_page
@@ -47,11 +48,12 @@ def _filters(request: Request) -> tuple[TraceFilter, dict[str, str], list[str]]:
     problems = []
     labels: dict[str, str] = {}
     if shown["label"]:
-        name, sep, value = shown["label"].partition(":")
-        if sep and name:
-            labels[name] = value
+        # The parser the API's and the CLI's label filters use, with the same name check.
+        pair = parse_label(shown["label"])
+        if pair is not None:
+            labels[pair[0]] = pair[1]
         else:
-            problems.append("label must be key:value")
+            problems.append("label must be key=value")
     times = {}
     for key in ("since", "until"):
         times[key] = _time(shown[key]) if shown[key] else None
@@ -92,7 +94,7 @@ def _form(shown: dict[str, str]) -> str:
     return (
         '<form class="filters card" method="get" action="/traces">'
         f'<label>status<select name="status">{options}</select></label>'
-        + field("label", "label", "route:billing")
+        + field("label", "label", "route=billing")
         + field("since", "since", "2026-01-01T00:00")
         + field("until", "until", "")
         + field("max_score", "max score", "0.99")

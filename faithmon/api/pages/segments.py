@@ -13,11 +13,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...model import segment_key, visible_to
 from ...report.chart import Band, Marker, render_chart
 from ...report.html import alert_markers
-from ...store import Sessions
-from ...store import alerts as store_alerts
+from ...store import Sessions, reads_alerts
 from ...store.reads_traces import TraceFilter, TracePage, list_traces
 from ..v1 import ReadOptions
 from ..v1.segments import Detector, Segments, SeriesOut, segments_view, series_view
@@ -104,11 +102,8 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
         if series is None:
             return None
         with sessions() as session:
-            alerts = [
-                a
-                for a in store_alerts.list_alerts(session)
-                if visible_to(a, tenant) and segment_key(a.segment) == segment_key(series.labels)
-            ]
+            # The segment's own, looked up by its key: never every alert of the store.
+            alerts = list(reads_alerts.shown_alerts(session, tenant, series.labels))
             worst = list_traces(
                 session,
                 TraceFilter(tenant=tenant, labels=series.labels, unsupported=True),

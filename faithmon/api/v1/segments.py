@@ -3,7 +3,9 @@ CUSUM, threshold and state (what ``faithmon drift status`` computes: the worker'
 detectors, as its last run read them), and one segment's rate per hour or day.
 
 A segment is named in a URL by its canonical text: ``overall``, ``route=billing``, or
-``route=billing,tenant=acme`` (label names sorted, as alerts name them).
+``route=billing,tenant=acme`` (label names sorted, as alerts name them; a ``%``, ``,`` or
+``=`` in a name or value is written ``%25``, ``%2C``, ``%3D``, and the text is then
+percent-encoded into the path like any other).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
 from ... import drift
-from ...model import Outcome, segment_key
-from ...store import Sessions, reads_segments
+from ...model import segment_from_key, segment_key
+from ...store import Sessions, reads_segments, reads_series
 from ...store import baselines as store_baselines
 from ...store import drift_runs as store_drift_runs
 from ...store import evaluations as store_evaluations
@@ -26,7 +28,9 @@ from ._common import NOT_FOUND, Caller, ReadOptions, Text, UtcTime, caller, not_
 
 SEGMENT_HELP = (
     "`overall`, or the segment's labels as `name=value` joined by commas in name order, "
-    "e.g. `route=billing` or `route=billing,tenant=acme`."
+    "e.g. `route=billing` or `route=billing,tenant=acme`. A `%`, `,` or `=` inside a name "
+    "or value is written `%25`, `%2C` or `%3D` (`route=a%2Cb` is the route `a,b`), and "
+    "the whole is percent-encoded into the path as any text is (`route=a%252Cb`)."
 )
 State = Literal["ok", "pending", "firing", "folded", "explained"]
 _ORDER: dict[str, int] = {"firing": 3, "pending": 2, "ok": 1}
@@ -125,15 +129,15 @@ class SeriesOut(BaseModel):
 
 
 def parse_segment(text: str) -> dict[str, str] | None:
-    """``overall`` → {}; ``route=billing,tenant=acme`` → its labels; None when malformed."""
+    """``overall`` → {}; ``route=billing,tenant=acme`` → its labels; None when malformed.
+
+    Read by the one segment-key codec (:func:`~faithmon.model.segment_from_key`); a URL
+    also names no segment with an empty value (no record has one) or a NUL."""
     if text == "overall":
         return {}
-    labels: dict[str, str] = {}
-    for part in text.split(","):
-        name, sep, value = part.partition("=")
-        if not (sep and name and value) or name in labels or "\x00" in part:
-            return None
-        labels[name] = value
+    labels = segment_from_key(text) if text else None
+    if labels is None or any(not v or "\x00" in k + v for k, v in labels.items()):
+        return None
     return labels
 
 
@@ -179,29 +183,38 @@ class _Watch:
     config: drift.DriftConfig
 
 
-def _bucket_start(at: datetime, bucket: Literal["hour", "day"]) -> datetime:
-    hour = at.replace(minute=0, second=0, microsecond=0)
-    return hour.replace(hour=0) if bucket == "day" else hour
+WIDTHS = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+SERIES_WINDOW = timedelta(days=30)
+"""How far back a series reaches when no ``since`` is given: a read counts a window of
+records, never all of them."""
+SINCE_HELP = (
+    "The first trace start counted; default: 30 days before `until` (or before now). "
+    "A series always counts a window, never all time."
+)
 
 
-def _buckets(outcomes: Sequence[Outcome], bucket: Literal["hour", "day"]) -> list[BucketOut]:
-    tally: dict[datetime, list[int]] = {}
-    for o in outcomes:
-        counts = tally.setdefault(_bucket_start(o.at, bucket), [0, 0, 0])
-        counts[0] += 1
-        counts[1] += o.unsupported
-        counts[2] += o.critical
+def _window_start(since: datetime | None, until: datetime | None) -> datetime:
+    if since is not None:
+        return since
+    try:
+        return (until or datetime.now(UTC)) - SERIES_WINDOW
+    except OverflowError:
+        # An ``until`` within the window of year 1: as early as a time can be.
+        return datetime.min.replace(tzinfo=UTC)
+
+
+def _buckets(counted: Sequence[reads_series.SeriesBucket]) -> list[BucketOut]:
     return [
         BucketOut(
-            start=start,
-            records=n,
-            unsupported=u,
-            critical=c,
-            rate=round(u / n, 4),
-            interval=_interval(u, n),
-            critical_rate=round(c / n, 4),
+            start=b.start,
+            records=b.records,
+            unsupported=b.unsupported,
+            critical=b.critical,
+            rate=round(b.unsupported / b.records, 4),
+            interval=_interval(b.unsupported, b.records),
+            critical_rate=round(b.critical / b.records, 4),
         )
-        for start, (n, u, c) in sorted(tally.items())
+        for b in counted
     ]
 
 
@@ -271,22 +284,21 @@ def series_view(
     judge: str | None,
     tenant: str | None,
 ) -> SeriesOut | None:
-    """One segment's rate per bucket beside its baseline; None for a segment the reader
-    may not see or that has neither records nor a baseline."""
+    """One segment's rate per bucket beside its baseline, over [since, until) (since: 30
+    days before until or now, by default); None for a segment the reader may not see or
+    that has neither records in the window nor a baseline."""
     labels = parse_segment(segment)
     if labels is None or not _visible(labels, tenant):
         return None
     watched = _watch(sessions, options, judge)
     if watched is None:
         return None
+    start = _window_start(since, until)
     with sessions() as session:
-        outcomes = store_evaluations.outcomes(session, watched.judge, since, evidence=False)
+        mine = reads_series.segment_series(
+            session, watched.judge, labels, WIDTHS[bucket], start, until
+        )
         frozen = store_baselines.load_baselines(session, watched.judge)
-    mine = [
-        o
-        for o in outcomes
-        if all(o.labels.get(k) == v for k, v in labels.items()) and (until is None or o.at < until)
-    ]
     key = segment_key(labels)
     own = frozen.segments.get(key) if frozen is not None else None
     if not mine and own is None:
@@ -312,7 +324,7 @@ def series_view(
         judge=watched.judge,
         bucket=bucket,
         baseline=baseline,
-        buckets=_buckets(mine, bucket),
+        buckets=_buckets(mine),
     )
 
 
@@ -332,7 +344,7 @@ def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
         who: Annotated[Caller, Depends(caller)],
         segment: Annotated[str, Path(description=SEGMENT_HELP)],
         bucket: Literal["hour", "day"] = "hour",
-        since: UtcTime | None = None,
+        since: Annotated[UtcTime | None, Query(description=SINCE_HELP)] = None,
         until: UtcTime | None = None,
         judge: JudgeParam = None,
     ) -> SeriesOut:

@@ -3,14 +3,14 @@ every evaluation of it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field, StringConstraints
 
-from ...model.standing import JudgeStanding, ProofFloor
+from ...model import LABEL_PATTERN, parse_label
+from ...model.standing import ProofFloor
 from ...store import Sessions, trace_view
 from ...store import reads_traces as reads
 from ._common import (
@@ -30,9 +30,9 @@ Status = Literal["pending", "scored", "no_context", "incomplete_evidence", "judg
 Verdict = Literal["supported", "contradicted", "unsupported", "partial"]
 STATUS_HELP = "pending, scored, no_context, incomplete_evidence or judge_error"
 
-# Label names as instrumentation writes them: anything else cannot name a stored label,
-# and a name is spliced into a JSON path (SQLite), so it is checked before any query.
-LabelPair = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.\-]{1,100}:[^\x00]*$")]
+# ``key=value`` or ``key:value``, checked before any query by the pattern the CLI's parser
+# uses too: a label name is spliced into a JSON path (SQLite).
+LabelPair = Annotated[str, StringConstraints(pattern=LABEL_PATTERN)]
 
 
 class TraceItem(BaseModel):
@@ -180,17 +180,9 @@ class TraceOut(BaseModel):
     evaluations: list[EvaluationOut] = Field(description="Oldest first.")
 
 
-def trace_out(
-    detail: reads.TraceDetail, standings: Mapping[str, JudgeStanding] | None = None
-) -> TraceOut:
-    """The trace as :func:`~faithmon.store.trace_view.trace_view` builds it (the one builder
-    `faithmon traces show --json` prints too)."""
-    return TraceOut.model_validate(trace_view.trace_view(detail, standings))
-
-
 def _labels(pairs: list[str] | None) -> dict[str, str]:
-    # Each pair matched LabelPair already: a name, a colon, then the value (colons and all).
-    return dict(pair.partition(":")[::2] for pair in pairs or ())
+    # Each pair matched LabelPair already, so each parses.
+    return dict(pair for text in pairs or () if (pair := parse_label(text)) is not None)
 
 
 def router(sessions: Sessions, floor: ProofFloor | None = None) -> APIRouter:
@@ -203,7 +195,11 @@ def router(sessions: Sessions, floor: ProofFloor | None = None) -> APIRouter:
         status: Status | None = None,
         label: Annotated[
             list[LabelPair] | None,
-            Query(description="`key:value`; repeat it to ask for every pair.", max_length=20),
+            Query(
+                description="`key=value` (`key:value` also works); repeat it to ask for "
+                "every pair.",
+                max_length=20,
+            ),
         ] = None,
         since: Annotated[UtcTime | None, Query(description="Started at or after.")] = None,
         until: Annotated[UtcTime | None, Query(description="Started before.")] = None,
