@@ -1,14 +1,18 @@
 """Settings: every ``FAITHMON_*`` variable, read once at the edge by the CLI.
 
 Each setting is declared once, as a field of ``Settings`` with its variable, default, parser
-and help text; ``SETTINGS`` lists them. Values come, in order of precedence, from explicit
-overrides, the environment, the settings file named by ``FAITHMON_CONFIG`` (TOML, keys as the
-variable names or their lower-case field names), then the default. A bad value fails fast with
-its setting's name. The README's table and ``deploy/.env.example`` list the same names (tested).
+and help text; ``SETTINGS`` lists them. A setting that fills a field of a part's config (the
+drift detectors, the judge, the proof floor) reads its default off that field
+(``default_of``), so the default too is written once. Values come, in order of precedence,
+from explicit overrides, the environment, the settings file named by ``FAITHMON_CONFIG``
+(TOML, keys as the variable names or their lower-case field names), then the default. A bad
+value fails fast with its setting's name. The README's table and ``deploy/.env.example`` list
+the same names (tested).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -22,6 +26,7 @@ from .config_values import (
     Setting,
     cascade_bar,
     citation_style,
+    default_of,
     flag,
     level,
     names,
@@ -38,10 +43,18 @@ from .config_values import (
     setting,
     threshold,
 )
+from .drift import DriftConfig
 from .errors import ConfigError
-from .judge import JUDGES
+from .judge import JUDGES, JudgeOptions
+from .model.standing import ProofFloor
 
 CONFIG_FILE_ENV = "FAITHMON_CONFIG"
+
+# The parts these settings configure declare their own defaults (they are used without
+# the settings too); each such setting reads its default from its part's field.
+_judge = functools.partial(default_of, JudgeOptions)
+_drift = functools.partial(default_of, DriftConfig)
+_floor = functools.partial(default_of, ProofFloor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,45 +129,45 @@ class Settings:
         "Judge to score records with: offline (no network), openai, or cascade (offline "
         "first, the uncertain claims to openai)")
     judge_model: str = setting(
-        "FAITHMON_JUDGE_MODEL", "gpt-4o-mini", str,
+        "FAITHMON_JUDGE_MODEL", _judge("model"), str,
         "Model the openai judge asks")
     judge_base_url: str = setting(
-        "FAITHMON_JUDGE_BASE_URL", "", str,
+        "FAITHMON_JUDGE_BASE_URL", _judge("base_url"), str,
         "OpenAI-compatible endpoint, e.g. http://vllm:8000/v1 (unset: OpenAI's)")
     judge_api_key: str = setting(
-        "FAITHMON_JUDGE_API_KEY", "", str,
+        "FAITHMON_JUDGE_API_KEY", _judge("api_key"), str,
         "API key of the judge endpoint (unset: OPENAI_API_KEY)")
     judge_mode: str = setting(
-        "FAITHMON_JUDGE_MODE", "one_call", one_of("one_call", "two_call"),
+        "FAITHMON_JUDGE_MODE", _judge("mode"), one_of("one_call", "two_call"),
         "one_call (claims and verdicts together) or two_call (decompose, then verify)")
     judge_timeout: float = setting(
-        "FAITHMON_JUDGE_TIMEOUT", "30", positive_float,
+        "FAITHMON_JUDGE_TIMEOUT", _judge("timeout"), positive_float,
         "Seconds per judge request attempt")
     judge_deadline: float = setting(
-        "FAITHMON_JUDGE_DEADLINE", "120", positive_float,
+        "FAITHMON_JUDGE_DEADLINE", _judge("deadline"), positive_float,
         "Seconds per trace for the judge, retries included")
     judge_max_attempts: int = setting(
-        "FAITHMON_JUDGE_MAX_ATTEMPTS", "3", positive_int,
+        "FAITHMON_JUDGE_MAX_ATTEMPTS", _judge("max_attempts"), positive_int,
         "Attempts per judge request on 408, 429, 5xx and timeouts")
     judge_concurrency: int = setting(
-        "FAITHMON_JUDGE_CONCURRENCY", "4", positive_int,
+        "FAITHMON_JUDGE_CONCURRENCY", _judge("concurrency"), positive_int,
         "Judge requests in flight at once per process")
     judge_rpm: float = setting(
-        "FAITHMON_JUDGE_RPM", "0", non_negative_float,
+        "FAITHMON_JUDGE_RPM", _judge("rpm"), non_negative_float,
         "Judge requests per minute per process; 0 means no limit")
     judge_cascade_bar: float = setting(
-        "FAITHMON_JUDGE_CASCADE_BAR", "0.8", cascade_bar,
+        "FAITHMON_JUDGE_CASCADE_BAR", _judge("cascade_bar"), cascade_bar,
         "Cascade judge: offline claims at least this confident (0 to 1, 0 excluded) are "
         "settled without the LLM")
     severity_rules: str = setting(
-        "FAITHMON_SEVERITY_RULES", "", str,
+        "FAITHMON_SEVERITY_RULES", _judge("severity_rules"), str,
         "TOML file of severity rules (named patterns and term lists) that make a claim "
         "critical (unset: the shipped rules); part of the judge configuration")
     policy_rules: str = setting(
-        "FAITHMON_POLICY_RULES", "", str,
+        "FAITHMON_POLICY_RULES", _judge("policy_rules"), str,
         "TOML file of disclosures an answer must never contain (unset: the shipped rules)")
     citation_style: str = setting(
-        "FAITHMON_CITATION_STYLE", "all", citation_style,
+        "FAITHMON_CITATION_STYLE", _judge("citation_style"), citation_style,
         "Citation markers to read: all, off, or a comma list of numeric, id, footnote, link")
     assembly_quiet_seconds: float = setting(
         "FAITHMON_ASSEMBLY_QUIET_SECONDS", "2.0", non_negative_float,
@@ -216,11 +229,11 @@ class Settings:
         "FAITHMON_SENTINEL_INTERVAL", "21600", non_negative_float,
         "Seconds between sentinel runs (they also run when a worker starts; 0: never)")
     sentinel_min_accuracy: float = setting(
-        "FAITHMON_SENTINEL_MIN_ACCURACY", "0.85", rate,
+        "FAITHMON_SENTINEL_MIN_ACCURACY", _floor("min_accuracy"), rate,
         "Sentinel accuracy a judge configuration needs before its scores are interpreted; "
         "below it the judge is unproven and its drift alerts are held back")
     sentinel_max_error_rate: float = setting(
-        "FAITHMON_SENTINEL_MAX_ERROR_RATE", "0.2", rate,
+        "FAITHMON_SENTINEL_MAX_ERROR_RATE", _floor("max_error_rate"), rate,
         "Highest sentinel false-flag rate, and highest miss rate, of a proven judge")
     worker_batch: int = setting(
         "FAITHMON_WORKER_BATCH", "100", positive_int,
@@ -236,40 +249,40 @@ class Settings:
         "service,route,tenant,model,retriever_version,prompt_version,language", names,
         "Comma-separated labels that define drift segments")
     drift_threshold: float | None = setting(
-        "FAITHMON_DRIFT_THRESHOLD", "auto", threshold,
+        "FAITHMON_DRIFT_THRESHOLD", _drift("threshold", none="auto"), threshold,
         "CUSUM threshold h for every detector (pending at h/2, firing at h); auto sets "
         "each from the false-alarm budget, or from `faithmon drift calibrate`")
     drift_false_alarms: float = setting(
-        "FAITHMON_DRIFT_FALSE_ALARMS", "1", positive_float,
+        "FAITHMON_DRIFT_FALSE_ALARMS", _drift("false_alarms"), positive_float,
         "False-alarm budget: expected false drift alarms per 30 days across all segments")
     drift_wobble: float = setting(
-        "FAITHMON_DRIFT_WOBBLE", "0.07", non_negative_float,
+        "FAITHMON_DRIFT_WOBBLE", _drift("wobble"), non_negative_float,
         "Least wobble of an in-control rate, relative to it, that thresholds allow for "
         "(more when the baseline window shows more)")
     drift_shift: float = setting(
-        "FAITHMON_DRIFT_SHIFT", "0.08", positive_float,
+        "FAITHMON_DRIFT_SHIFT", _drift("shift"), positive_float,
         "Design shift: the detector is tuned for a rise of this much in the unsupported rate")
     drift_critical_shift: float = setting(
-        "FAITHMON_DRIFT_CRITICAL_SHIFT", "0.04", positive_float,
+        "FAITHMON_DRIFT_CRITICAL_SHIFT", _drift("critical_shift"), positive_float,
         "Design shift of the second detector, on records with a critical unsupported claim")
     drift_citation_shift: float = setting(
-        "FAITHMON_DRIFT_CITATION_SHIFT", "0.08", positive_float,
+        "FAITHMON_DRIFT_CITATION_SHIFT", _drift("citation_shift"), positive_float,
         "Design shift of the third detector, on cited answers with a wrong or unresolved citation")
     drift_max_delay_days: float = setting(
-        "FAITHMON_DRIFT_MAX_DELAY_DAYS", "7", positive_float,
+        "FAITHMON_DRIFT_MAX_DELAY_DAYS", _drift("max_delay_days"), positive_float,
         "A segment whose traffic cannot reveal the design shift within this many days "
         "folds into overall")
     drift_recovery_runs: int = setting(
         "FAITHMON_DRIFT_RECOVERY_RUNS", "3", positive_int,
         "Drift runs in a row a firing segment must look recovered before its alert resolves")
     drift_recovery_records: int = setting(
-        "FAITHMON_DRIFT_RECOVERY_RECORDS", "200", positive_int,
+        "FAITHMON_DRIFT_RECOVERY_RECORDS", _drift("recovery_records"), positive_int,
         "Recent records whose rate's upper 95% bound must be back near the baseline")
     drift_no_data_hours: float = setting(
-        "FAITHMON_DRIFT_NO_DATA_HOURS", "6", positive_float,
+        "FAITHMON_DRIFT_NO_DATA_HOURS", _drift("no_data_hours"), positive_float,
         "A watched segment with no scored record for this long raises a no_data alert")
     drift_no_data_dimensions: tuple[str, ...] = setting(
-        "FAITHMON_DRIFT_NO_DATA_DIMENSIONS", "service,route,tenant", names,
+        "FAITHMON_DRIFT_NO_DATA_DIMENSIONS", _drift("no_data_dimensions"), names,
         "Labels whose segments are watched for silence (versions retire, so not those)")
     alert_cooldown: float = setting(
         "FAITHMON_ALERT_COOLDOWN", "1800", non_negative_float,
@@ -278,13 +291,13 @@ class Settings:
         "FAITHMON_ALERT_RENOTIFY", "14400", positive_float,
         "Seconds between reminders to the sinks while an alert keeps firing")
     baseline_records: int = setting(
-        "FAITHMON_DRIFT_BASELINE_RECORDS", "2000", positive_int,
+        "FAITHMON_DRIFT_BASELINE_RECORDS", _drift("baseline_records"), positive_int,
         "Scored records the overall baseline window needs before detection starts")
     baseline_days: float = setting(
-        "FAITHMON_DRIFT_BASELINE_DAYS", "7", non_negative_float,
+        "FAITHMON_DRIFT_BASELINE_DAYS", _drift("baseline_days"), non_negative_float,
         "Days the baseline window must span before detection starts")
     segment_min_baseline: int = setting(
-        "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", "100", non_negative_int,
+        "FAITHMON_DRIFT_SEGMENT_MIN_BASELINE", _drift("segment_min_baseline"), non_negative_int,
         "Baseline records a segment needs for its own rate; fewer uses the overall rate")
     alert_webhook_url: str = setting(
         "FAITHMON_ALERT_WEBHOOK_URL", "", str,

@@ -50,7 +50,12 @@ def read_file(path: str, setting: str) -> dict[str, str]:
 def part_config(cls: type[_T], settings: object, prefix: str = "", **given: Any) -> _T:
     """A part's config dataclass filled from the settings of the same names, so no part's
     config copies a setting by hand: field ``x`` comes from setting ``prefix + x``, else
-    ``x``; ``given`` supplies fields whose value is derived (a unit, a fallback)."""
+    ``x``; ``given`` supplies fields whose value is derived (a unit, a fallback).
+
+    A field neither matched nor given is an error (TypeError: a wiring bug, not a bad
+    setting): falling back to the part's own default would let a setting added under
+    another name be ignored without a word.
+    """
     values = dict(given)
     for item in fields(cls):  # type: ignore[arg-type]
         if item.name in values:
@@ -59,4 +64,10 @@ def part_config(cls: type[_T], settings: object, prefix: str = "", **given: Any)
             if hasattr(settings, name):
                 values[item.name] = getattr(settings, name)
                 break
+        else:
+            tried = " or ".join(dict.fromkeys((prefix + item.name, item.name)))
+            raise TypeError(
+                f"{cls.__name__}.{item.name} matches no setting ({tried}): declare the "
+                "setting, or pass the field to part_config"
+            )
     return cls(**values)

@@ -1,13 +1,14 @@
 """Parsers of setting values: each takes the text of a variable and returns its value,
-or raises ValueError with what is wrong (config.py adds the setting's name); and how a
-setting is declared (``Setting``, ``setting``), which config.py's fields use. Every name
-here is public: it is the API config.py (and a new setting) builds on."""
+or raises ValueError with what is wrong (config.py adds the setting's name); how a
+setting is declared (``Setting``, ``setting``), which config.py's fields use; and
+``default_of``, which reads a setting's default off the part that declares it. Every
+name here is public: it is the API config.py (and a new setting) builds on."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 
@@ -138,3 +139,29 @@ def setting(env: str, default: str, parse: Callable[[str], Any], help: str) -> A
     # The declaration rides on the field, so a setting is written in one place; the
     # field's name is filled in when SETTINGS is read off the class below.
     return field(metadata={"setting": Setting(env, "", default, parse, help)})
+
+
+def default_of(part: type[Any], name: str, none: str = "") -> str:
+    """The default of field ``name`` of the dataclass ``part``, as a setting's text.
+
+    A part that can be used on its own (a judge from Python, the drift functions, the read
+    API's fallback) keeps its defaults, and may not import the settings; so its setting
+    reads the default from it, and each default is declared once. ``none`` is how the
+    setting writes a default of None ("auto" for a threshold derived when unset).
+    """
+    declared = {item.name: item for item in fields(part)}
+    if name not in declared or declared[name].default is MISSING:
+        raise TypeError(f"{part.__name__}.{name} is not a field with a plain default")
+    value = declared[name].default
+    if value is None:
+        return none
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        # 30.0 is written "30", as the settings (and the README's table) always were.
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, int | str):
+        return str(value)
+    if isinstance(value, tuple) and all(isinstance(item, str) for item in value):
+        return ",".join(value)
+    raise TypeError(f"{part.__name__}.{name}: no setting text for {value!r}")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from faithmon.config import Settings
+from faithmon.config import SETTINGS, Settings
+from faithmon.config_values import default_of
 from faithmon.errors import ConfigError
 
 
@@ -121,4 +124,96 @@ def test_part_configs_are_built_from_their_settings() -> None:
     assert config.no_data_hours == settings.drift_no_data_hours
     policy = wiring.sampling_policy(settings)
     assert policy.rate == 0.5 and policy.negative_feedback == frozenset({"thumbs_down"})
-    assert part_config(DriftConfig, settings, "drift_", shift=0.3).shift == 0.3
+    assert part_config(DriftConfig, settings, "drift_", shift=0.3, calibrated={}).shift == 0.3
+
+
+@dataclass(frozen=True)
+class _NewPart:
+    shift: float = 0.08
+    patience: int = 3  # a field added to a part with no setting of its name
+
+
+def test_part_config_refuses_a_field_no_setting_fills() -> None:
+    """A config field that no setting matches and the wiring does not give is an error
+    naming the field and the settings tried, not a silent fall back to its own default."""
+    from faithmon.config import part_config
+
+    settings = Settings.from_env({})
+    tried = r"_NewPart\.patience matches no setting \(drift_patience or patience\)"
+    with pytest.raises(TypeError, match=tried):
+        part_config(_NewPart, settings, "drift_")
+    assert part_config(_NewPart, settings, "drift_", patience=5) == _NewPart(0.08, 5)
+
+
+def _part_configs() -> list[tuple[type[Any], str]]:
+    """Every part config the wiring fills from the settings, with its prefix."""
+    from faithmon.alerts.sinks import SinkOptions
+    from faithmon.drift import DriftConfig
+    from faithmon.ingest.sampler import SamplingPolicy
+    from faithmon.judge import JudgeOptions
+    from faithmon.model.standing import ProofFloor
+
+    return [
+        (DriftConfig, "drift_"),
+        (JudgeOptions, "judge_"),
+        (ProofFloor, "sentinel_"),
+        (SamplingPolicy, "sample_"),
+        (SinkOptions, "alert_"),
+    ]
+
+
+@pytest.mark.parametrize("part, prefix", _part_configs(), ids=lambda p: getattr(p, "__name__", p))
+def test_a_part_default_is_its_settings_default(part: type[Any], prefix: str) -> None:
+    """Each field a setting fills has that setting's default as its own, so a part used
+    without the settings (from Python, the read API's fallback) behaves as configured by
+    default; the drift, judge and proof-floor settings read theirs off the part."""
+    by_field = {declared.field: declared for declared in SETTINGS}
+    checked = 0
+    for item in fields(part):
+        declared = by_field.get(prefix + item.name) or by_field.get(item.name)
+        if declared is None or item.default is MISSING:
+            continue  # not a setting (given by the wiring), or no default to agree with
+        parsed = declared.parse(declared.default)
+        if isinstance(item.default, frozenset):
+            parsed = frozenset(parsed)
+        assert parsed == item.default, f"{part.__name__}.{item.name} vs {declared.env}"
+        checked += 1
+    assert checked >= 2
+
+
+def test_the_llm_judge_starts_from_the_judge_settings_defaults() -> None:
+    """The LLM judge built from default settings tries as hard as its own config's
+    defaults say: FAITHMON_JUDGE_*, JudgeOptions and OpenAIJudgeConfig agree."""
+    from faithmon.cli import wiring
+    from faithmon.judge.contracts import Checked
+    from faithmon.judge.openai_config import OpenAIJudgeConfig
+    from faithmon.judge.openai_judge import OpenAIJudge
+
+    settings = Settings.from_env({"FAITHMON_JUDGE_API_KEY": "k"})
+    built = wiring.make_judge(settings, "openai")
+    assert isinstance(built, Checked) and isinstance(built.inner, OpenAIJudge)
+    assert built.inner.config == OpenAIJudgeConfig(model=settings.judge_model, api_key="k")
+
+
+def test_default_of_writes_a_default_as_the_settings_text() -> None:
+    """A part's default becomes the text its setting is parsed from, as written by hand."""
+
+    @dataclass(frozen=True)
+    class Part:
+        seconds: float = 30.0
+        share: float = 0.07
+        on: bool = True
+        labels: tuple[str, ...] = ("service", "route")
+        bound: float | None = None
+        needed: int = field(default_factory=int)
+
+    assert [default_of(Part, n) for n in ("seconds", "share", "on", "labels", "bound")] == [
+        "30",
+        "0.07",
+        "true",
+        "service,route",
+        "",
+    ]
+    assert default_of(Part, "bound", none="auto") == "auto"
+    with pytest.raises(TypeError, match=r"Part\.needed is not a field with a plain default"):
+        default_of(Part, "needed")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..model import Alert, AlertSink, AlertState, Signal, segment_key
+from ..model import Alert, AlertSink, AlertState, Signal, segment_key, segment_name
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ def to_tell(alerts: Iterable[Alert]) -> list[Alert]:
 
 
 def describe(alert: Alert) -> str:
-    segment = segment_key(alert.segment) or "overall"
+    segment = segment_name(alert.segment)
     d = alert.details
     text = f"{alert.rule} [{alert.state}] {segment}"
     if "current_rate" in d:

@@ -27,7 +27,7 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
-from ..model import Alert, segment_key
+from ..model import Alert, segment_name
 from .matchers import alert_labels
 
 
@@ -113,7 +113,7 @@ def context(alert: Alert, runbook_url: str = "") -> dict[str, Any]:
         }
     examples = [e["trace_id"] for e in d.get("examples", []) if isinstance(e, Mapping)]
     return {
-        "segment": segment_key(alert.segment) or "overall",
+        "segment": segment_name(alert.segment),
         "labels": Fields("labels", alert_labels(alert)),
         "kind": alert.rule,
         "severity": alert.severity,

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from .. import drift
-from ..model import segment_key
+from ..model import segment_key, segment_name
 from . import wiring
 from ._common import database_option, json_option, load_settings
 
@@ -22,9 +22,9 @@ def drift_group() -> None:
 
 def _state(reading: drift.Reading) -> str:
     if reading.folded:
-        return "folded into " + (segment_key(reading.partition) or "overall")
+        return "folded into " + segment_name(reading.partition)
     if reading.explained_by is not None:
-        return "explained by " + segment_key(reading.explained_by)
+        return "explained by " + segment_name(reading.explained_by)
     return reading.level
 
 
@@ -115,7 +115,7 @@ def drift_status(as_json: bool) -> None:
     # Tenants' partitions each under a heading, their longer names aligned; with none,
     # one table as ever.
     headed = any(partitions)
-    width = max([30] + [len(segment_key(row["segment"])) for row in rows if headed])
+    width = max([30] + [len(segment_name(row["segment"])) for row in rows if headed])
     click.echo(
         f"{'segment':<{width}} {'stream':<11} {'baseline':>8} {'current (95%)':>22} {'n':>6}"
         f" {'cusum':>7} {'h':>6}  state"
@@ -123,7 +123,7 @@ def drift_status(as_json: bool) -> None:
     for at, (row, partition) in enumerate(zip(rows, partitions, strict=True)):
         if headed and (at == 0 or partition != partitions[at - 1]):
             click.echo(f"-- partition {partition or 'without a tenant'}")
-        name = segment_key(row["segment"]) or "overall"
+        name = segment_name(row["segment"])
         low, high = row["current_interval"]
         current = f"{row['current_rate']:.1%} ({low:.1%}-{high:.1%})"
         click.echo(
@@ -132,10 +132,10 @@ def drift_status(as_json: bool) -> None:
             f"  {row['state']}"
         )
     for item in silent:
-        click.echo(f"silent: {segment_key(item['segment']) or 'overall'} since {item['last_at']}")
+        click.echo(f"silent: {segment_name(item['segment'])} since {item['last_at']}")
     for root in run.building:
         click.echo(
-            f"building the baseline of {segment_key(root) or 'the records without a tenant'}:"
+            f"building the baseline of {segment_name(root, 'the records without a tenant')}:"
             f" it needs {config.segment_min_baseline} scored records over"
             f" {config.baseline_days:g} days"
         )
@@ -194,7 +194,7 @@ def drift_calibrate(days: int, dry_run: bool, reset: bool, as_json: bool) -> Non
         return
     partitions = [segment_key(config.partition_of(c.segment)) for c in result]
     headed = any(partitions)
-    width = max([30] + [len(segment_key(c.segment)) for c in result if headed])
+    width = max([30] + [len(segment_name(c.segment)) for c in result if headed])
     click.echo(
         f"{'segment':<{width}} {'stream':<11} {'per day':>8} {'baseline':>8} {'seen':>7}"
         f" {'h budget':>8} {'h':>6} {'delay':>6} {'alarms':>7}  note"

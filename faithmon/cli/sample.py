@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..model import segment_key
+from ..model import segment_name
 from . import wiring
 from ._common import database_option, json_option, limit_option, load_settings
 
@@ -86,5 +86,5 @@ def sample_counts(as_json: bool, limit: int) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     for tally in tallies:
-        segment = segment_key(tally.segment) or "-"
+        segment = segment_name(tally.segment, "-")
         click.echo(f"{tally.hour.isoformat()}  {segment:<40} {tally.reason:<24} {tally.count}")

@@ -12,8 +12,8 @@ import click
 
 from ..model import answer_unsupported, parse_label
 from ..store import reads_traces as reads
+from ..store import stored_records as stored_traces
 from ..store import trace_view
-from ..store import traces as stored_traces
 from . import traces_show, wiring
 from ._common import database_option, json_option, limit_option, load_settings
 from .views import record_json

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Chunk, Claim, Judgement, StoredRecord
+from ..model import Chunk, Judgement, StoredRecord, claim_to_json
 
 
 def chunk_json(chunk: Chunk) -> dict[str, Any]:
@@ -16,17 +16,6 @@ def chunk_json(chunk: Chunk) -> dict[str, Any]:
     }
 
 
-def claim_json(claim: Claim) -> dict[str, Any]:
-    return {
-        "text": claim.text,
-        "verdict": claim.verdict,
-        "chunk": claim.chunk,
-        "quote": claim.quote,
-        "critical": claim.critical,
-        "flags": list(claim.flags),
-    }
-
-
 def evaluation_json(judgement: Judgement) -> dict[str, Any]:
     return {
         "judge": judgement.judge,
@@ -34,7 +23,8 @@ def evaluation_json(judgement: Judgement) -> dict[str, Any]:
         "faithfulness": judgement.faithfulness,
         "lenient": judgement.lenient,
         "error": judgement.error,
-        "claims": [claim_json(c) for c in judgement.claims],
+        # The claim shape the store keeps and `traces show --json` prints.
+        "claims": [claim_to_json(c) for c in judgement.claims],
     }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
 import ipaddress
 import logging
 import os
@@ -21,10 +20,8 @@ from ..alerts.sinks import SinkOptions
 from ..config import Settings, part_config
 from ..config_paths import make_room, make_room_for_database
 from ..errors import ConfigError, StoreUnavailable
-from ..ingest.detectors import Detector
 from ..ingest.pipeline import Pipeline
 from ..ingest.sampler import PolicySampler, SamplingPolicy
-from ..ingest.scrub import PiiScrubber
 from ..ingest.spool import Spool
 from ..ingest.workers import pii_scrubber
 from ..jobs.health import HealthBounds
@@ -41,6 +38,7 @@ from ..model import (
     SaveFeedbackFn,
     SaveFn,
     SaveSamplingFn,
+    Scrubber,
 )
 from ..model.standing import ProofFloor
 from ..review.queue import QueuePolicy
@@ -161,27 +159,17 @@ def open_spool(settings: Settings) -> Spool | None:
     return Spool(settings.spool_dir, settings.spool_max_mb * 1024 * 1024)
 
 
-def load_detectors(names: Sequence[str]) -> list[Detector]:
-    """Extra PII detectors named ``module:callable`` (each maps text to Found spans)."""
-    detectors = []
-    for name in names:
-        module_name, _, attribute = name.partition(":")
-        try:
-            detector = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise ConfigError(f"FAITHMON_SCRUB_DETECTORS: cannot load {name!r} ({exc})") from None
-        if not callable(detector):
-            raise ConfigError(f"FAITHMON_SCRUB_DETECTORS: {name!r} is not callable")
-        detectors.append(detector)
-    return detectors
-
-
-def make_scrubber(settings: Settings) -> PiiScrubber:
-    return PiiScrubber(
+def scrubber_factory(settings: Settings) -> Callable[[], Scrubber]:
+    """What builds the PII scrubber the settings describe: the pipeline thread's and each
+    ingest worker process's alike, so a scrubbing setting cannot reach one and not the
+    other. Picklable (a worker process calls it): the key is resolved here, once, and the
+    plug-ins travel as their ``module:callable`` names."""
+    return functools.partial(
+        pii_scrubber,
         scrub_key(settings),
         settings.scrub_phone_region,
-        scope=settings.scrub_scope,  # type: ignore[arg-type]
-        extra_detectors=load_detectors(settings.scrub_detectors),
+        settings.scrub_scope,
+        tuple(settings.scrub_detectors),
         names_and_addresses=settings.scrub_names_addresses,
     )
 
@@ -209,30 +197,22 @@ def make_pipeline(
     processes: int = 0,
 ) -> Pipeline:
     """The pipeline; with ``processes`` > 1 it extracts and scrubs in worker processes,
-    each building its own scrubber from the same settings (the key resolved here)."""
-    worker_scrubber = None
-    if processes > 1:
-        worker_scrubber = functools.partial(
-            pii_scrubber,
-            scrub_key(settings),
-            settings.scrub_phone_region,
-            settings.scrub_scope,
-            tuple(settings.scrub_detectors),
-            names_and_addresses=settings.scrub_names_addresses,
-        )
+    each building its own scrubber with the factory that builds the thread's."""
+    scrubber = scrubber_factory(settings)
     return Pipeline(
         save,
         save_feedback=save_feedback,
         save_sampling=save_sampling,
         sampler=PolicySampler(sampling_policy(settings)),
-        scrubber=make_scrubber(settings),
+        # Built here first, so a plug-in that cannot load stops the start, not a worker.
+        scrubber=scrubber(),
         quiet_seconds=settings.assembly_quiet_seconds if quiet_seconds is None else quiet_seconds,
         max_traces=settings.max_traces_in_flight,
         max_items=settings.max_spans_in_flight,
         max_bytes=settings.max_buffer_mb * 1024 * 1024,
         spool=spool,
         processes=processes,
-        worker_scrubber=worker_scrubber,
+        worker_scrubber=scrubber,
     )
 
 
@@ -288,7 +268,8 @@ def make_judge(settings: Settings, name: str | None = None) -> Judge:
 
 
 def drift_config(settings: Settings) -> drift.DriftConfig:
-    return part_config(drift.DriftConfig, settings, "drift_")
+    # Calibrated thresholds are in the store, not the settings: the drift job reads them.
+    return part_config(drift.DriftConfig, settings, "drift_", calibrated={})
 
 
 def proof_floor(settings: Settings) -> ProofFloor:

@@ -1,9 +1,11 @@
 """The worker process wired to settings: its judge, sinks and jobs, with their intervals
-(``faithmon.worker`` schedules them)."""
+(``faithmon.worker`` schedules them). ``worker_jobs`` builds the jobs; the demo runs the
+same ones."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from .. import jobs, worker
@@ -11,7 +13,8 @@ from ..alerts.routing import Router
 from ..config import Settings
 from ..config_paths import make_room, make_room_for_database
 from ..drift import DriftConfig
-from ..jobs import health, notify, review, silences, violations
+from ..jobs import health, notify, silences, violations
+from ..jobs import review as review_jobs
 from ..model import AlertSink, Judge, Judgement, RagRecord
 from ..store import Sessions
 from ..store.locks import singleton, sqlite_worker_lock
@@ -57,15 +60,84 @@ def run_worker(settings: Settings, once: bool) -> dict[str, int]:
             telemetry.shutdown()
 
 
-def _run(
+@dataclass(frozen=True, slots=True)
+class WorkerJobs:
+    """The worker's jobs, configured from the settings. The worker runs them on their
+    intervals (``schedule``), ``--once`` each once (``run_once``), and the demo in the
+    order its story needs: all through :func:`worker_jobs`, so they do the same work."""
+
+    judge: str
+    """The name of the judge whose scores the jobs make and watch."""
+    score: Callable[[], int]
+    """Score the pending records; returns those settled."""
+    review: Callable[[], int]
+    """Queue a sample of the new evaluations for people; returns the items added."""
+    detect: Callable[[], jobs.DriftRun | None]
+    """Drift, the monitor's health, reviewer disagreement and policy violations, and the
+    alerts a silence held back (None: another worker holds the drift job)."""
+    retain: Callable[[], int]
+    """Delete what is past the retention period; returns the records deleted."""
+    sentinel: Callable[[], list[jobs.SentinelRun]]
+    """Run the sentinel sets through the judge (none when turned off)."""
+    send_groups: Callable[[], int]
+    """Send the grouped routes' due alert groups; returns the messages sent."""
+    heartbeat: Callable[[], None]
+    grouping: bool
+    """Whether a rules file's route groups its alerts (else ``send_groups`` has no work)."""
+
+    def score_and_review(self) -> int:
+        """The scheduled scoring job: people's queue follows each scoring run."""
+        scored = self.score()
+        self.review()
+        return scored
+
+    def schedule(self, settings: Settings) -> list[tuple[Callable[[], object], float]]:
+        """Each job with its interval in seconds, for ``worker.run``."""
+        return [
+            (_named(self.score_and_review, "score"), settings.score_interval),
+            (self.detect, settings.drift_interval),
+            (self.retain, settings.retention_interval),
+            *([(self.sentinel, settings.sentinel_interval)] if settings.sentinel_interval else []),
+            *([(self.send_groups, NOTIFY_TICK)] if self.grouping else []),
+            (self.heartbeat, min(settings.score_interval, 10.0)),
+        ]
+
+    def run_once(self) -> dict[str, int]:
+        """Each job once, in the order a fresh worker needs them; what each did."""
+        runs = self.sentinel()
+        scored = self.score_and_review()
+        result = self.detect()
+        deleted = self.retain()
+        # A group still inside its group_wait stays in the outbox for the next run.
+        messages = self.send_groups()
+        return {
+            "sentinel_runs": len(runs),
+            "scored": scored,
+            "alert_changes": len(result.changed) if result is not None else 0,
+            "retention_deleted": deleted,
+            "group_messages": messages,
+        }
+
+
+def _named(job: Callable[[], object], name: str) -> Callable[[], object]:
+    # The scheduler names a job (in its logs) by its __name__: the scoring job keeps "score".
+    def run() -> object:
+        return job()
+
+    run.__name__ = name
+    return run
+
+
+def worker_jobs(
     settings: Settings,
-    once: bool,
     sessions: Sessions,
     judge: Judge,
     config: DriftConfig,
     sinks: Sequence[AlertSink],
-    telemetry: Callable[[RagRecord, Judgement], None] | None,
-) -> dict[str, int]:
+    telemetry: Callable[[RagRecord, Judgement], None] | None = None,
+) -> WorkerJobs:
+    """The jobs the settings configure, on ``sessions`` with ``judge``, ``config`` and
+    ``sinks``; each job that must run on one worker at a time takes its database lock."""
     retry = jobs.RetryPolicy(
         max_retries=settings.worker_max_retries,
         base_delay=settings.worker_retry_delay,
@@ -84,17 +156,9 @@ def _run(
         router.queue_to(notify.outbox(sessions))
     silenced, on_muted = silences.silence_check(sessions)
     last_drift = [datetime.now(UTC) - timedelta(days=1)]
-
     queue_policy = wiring.review_policy(settings)
 
     def score() -> int:
-        scored = _score()
-        with singleton(sessions, "review") as held:
-            if held:
-                review.fill_queue(sessions, judge.name, queue_policy)
-        return scored
-
-    def _score() -> int:
         return jobs.score_pending(
             sessions,
             judge,
@@ -108,6 +172,10 @@ def _run(
             on_evaluation=telemetry,
         )
 
+    def review() -> int:
+        with singleton(sessions, "review") as held:
+            return review_jobs.fill_queue(sessions, judge.name, queue_policy) if held else 0
+
     def detect() -> jobs.DriftRun | None:
         with singleton(sessions, "drift") as held:
             if not held:
@@ -115,7 +183,7 @@ def _run(
             run = jobs.check_drift(sessions, judge.name, config, sinks, policy=policy, floor=floor)
             # The monitor's own failures (judge errors, receivers not saving): their own kinds.
             health.check_health(sessions, judge.name, bounds, sinks, policy=policy)
-            review.check_disagreement(
+            review_jobs.check_disagreement(
                 sessions,
                 judge.name,
                 settings.review_min_kappa,
@@ -137,16 +205,15 @@ def _run(
                 sessions, settings.retention_days, settings.drift_dimensions, judge.name
             )
 
-    def sentinel() -> int:
+    def sentinel() -> list[jobs.SentinelRun]:
         if not settings.sentinel_interval:
-            return 0  # turned off
+            return []  # turned off
         with singleton(sessions, "sentinels") as held:
             if not held:
-                return 0
-            runs = jobs.run_sentinels(
+                return []
+            return jobs.run_sentinels(
                 sessions, judge, sinks=sinks, concurrency=settings.judge_concurrency
             )
-            return len(runs)
 
     def send_groups() -> int:
         if not routers:
@@ -160,31 +227,32 @@ def _run(
     def heartbeat() -> None:
         worker.beat(settings.worker_heartbeat_file)
 
-    make_room(settings.worker_heartbeat_file)
-    heartbeat()
-    if once:
-        runs = sentinel()
-        scored = score()
-        result = detect()
-        deleted = retain()
-        # A group still inside its group_wait stays in the outbox for the next run.
-        messages = send_groups()
-        changes = len(result.changed) if result is not None else 0
-        return {
-            "sentinel_runs": runs,
-            "scored": scored,
-            "alert_changes": changes,
-            "retention_deleted": deleted,
-            "group_messages": messages,
-        }
-    worker.run(
-        [
-            (score, settings.score_interval),
-            (detect, settings.drift_interval),
-            (retain, settings.retention_interval),
-            *([(sentinel, settings.sentinel_interval)] if settings.sentinel_interval else []),
-            *([(send_groups, NOTIFY_TICK)] if routers else []),
-            (heartbeat, min(settings.score_interval, 10.0)),
-        ]
+    return WorkerJobs(
+        judge.name,
+        score,
+        review,
+        detect,
+        retain,
+        sentinel,
+        send_groups,
+        heartbeat,
+        grouping=bool(routers),
     )
+
+
+def _run(
+    settings: Settings,
+    once: bool,
+    sessions: Sessions,
+    judge: Judge,
+    config: DriftConfig,
+    sinks: Sequence[AlertSink],
+    telemetry: Callable[[RagRecord, Judgement], None] | None,
+) -> dict[str, int]:
+    work = worker_jobs(settings, sessions, judge, config, sinks, telemetry)
+    make_room(settings.worker_heartbeat_file)
+    work.heartbeat()
+    if once:
+        return work.run_once()
+    worker.run(work.schedule(settings))
     return {}

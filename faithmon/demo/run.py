@@ -14,11 +14,12 @@ import faithmon_instrumentation as fm
 from .. import drift, jobs
 from ..alerts import ListSink, describe
 from ..cli import wiring
+from ..cli.worker_process import WorkerJobs, worker_jobs
 from ..config import Settings
+from ..errors import ConfigError
 from ..ingest.processor import PipelineSpanProcessor
-from ..jobs.review import fill_queue
 from ..judge import OfflineJudge
-from ..model import Judge, segment_key
+from ..model import segment_key
 from ..model.standing import ProofFloor
 from ..report import write_report
 from ..store import Sessions, opening
@@ -80,8 +81,9 @@ def _run(
     pipeline = wiring.store_pipeline(settings, sessions, quiet_seconds=0)
     judge = wiring.make_judge(settings)
     config = wiring.drift_config(settings)
-    floor = wiring.proof_floor(settings)
     sink = ListSink()
+    # The worker's own jobs, run here one step at a time rather than on a schedule.
+    work = worker_jobs(settings, sessions, judge, config, [sink])
     fm.setup(
         service_name=app.SERVICE,
         processors=[PipelineSpanProcessor(pipeline.submit)],
@@ -103,17 +105,18 @@ def _run(
             for _ in range(size):
                 app.handle(app.make_request(rng, share), rng)
             pipeline.flush_all()
-            scored = jobs.score_pending(sessions, judge, batch=settings.worker_batch)
-            result = jobs.check_drift(sessions, judge.name, config, [sink], floor=floor)
+            scored = work.score()
+            result = _ran(work.detect())
             state = "baseline frozen" if result.baseline_ready else "building baseline"
             out.write(f"  {title:<52} sent {size:>4}, scored {scored:>4}, {state}\n")
             for alert in result.changed:
                 out.write(f"      alert: {describe(alert)}\n")
     finally:
         fm.shutdown()
-    _judge_drift(sessions, judge, sink, out, wiring.proof_floor(settings))
+    broken = worker_jobs(settings, sessions, BROKEN_JUDGE, config, [sink])
+    _judge_drift(sessions, work, broken, sink, out, wiring.proof_floor(settings))
     # What the worker does after scoring: a sample of the answers goes to people.
-    queued = fill_queue(sessions, judge.name, wiring.review_policy(settings))
+    queued = work.review()
 
     with sessions() as session:
         counts = stored_records.counts_by_status(session)
@@ -151,19 +154,25 @@ chunks makes it unsupported, so paraphrases fail."""
 
 
 def _judge_drift(
-    sessions: Sessions, judge: Judge, sink: ListSink, out: TextIO, floor: ProofFloor
+    sessions: Sessions,
+    work: WorkerJobs,
+    broken: WorkerJobs,
+    sink: ListSink,
+    out: TextIO,
+    floor: ProofFloor,
 ) -> None:
-    """Sentinel runs with the configured judge, then with a broken configuration; a judge
-    they do not prove is said to be so in one line, from the figures just measured."""
+    """Sentinel runs with the configured judge, then with a broken configuration (the
+    worker's jobs for each); a judge they do not prove is said to be so in one line, from
+    the figures just measured."""
     out.write("\n")
     for current, title in (
-        (judge, f"sentinel run with {judge.name}"),
-        (BROKEN_JUDGE, f"swap in a broken judge: {BROKEN_JUDGE.name}"),
+        (work, f"sentinel run with {work.judge}"),
+        (broken, f"swap in a broken judge: {broken.judge}"),
     ):
         told = len(sink.alerts)
-        runs = jobs.run_sentinels(sessions, current, sinks=[sink])
+        runs = current.sentinel()
         with sessions() as session:
-            standing = store_sentinels.standing(session, current.name, floor)
+            standing = store_sentinels.standing(session, current.judge, floor)
         for run in runs:
             verdict = f", judge {run.drift.direction}" if run.drift.drifting else ""
             if not verdict and standing.state == "proven":
@@ -176,13 +185,18 @@ def _judge_drift(
             out.write(f"      {standing.line}\n")
         for alert in sink.alerts[told:]:
             out.write(f"      alert: {describe(alert)}\n")
-    held = jobs.check_drift(
-        sessions, BROKEN_JUDGE.name, drift.DriftConfig(dimensions=()), floor=floor
-    )
+    held = _ran(broken.detect())
     out.write(
         f"  production drift on the broken judge's scores: "
         f"{'held back' if held.held_back else 'checked'}, its evaluations are not trusted\n"
     )
+
+
+def _ran(run: jobs.DriftRun | None) -> jobs.DriftRun:
+    if run is None:
+        # The demo's own database: only a worker pointed at it could hold the drift job.
+        raise ConfigError("a worker is running drift on the demo's database; stop it first")
+    return run
 
 
 def _print_table(readings: tuple[drift.Reading, ...], out: TextIO) -> None:

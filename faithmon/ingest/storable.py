@@ -22,7 +22,7 @@ from typing import Any
 
 from ..model import Chunk, Feedback, RagRecord
 
-# Bounded columns (faithmon/store/tables.py) and the segment keys labels become.
+# Bounded columns (faithmon/store/tables/) and the segment keys labels become.
 KEEP_REASON_CHARS = 200
 SAMPLE_REASON_CHARS = 100
 CONVENTION_CHARS = 100

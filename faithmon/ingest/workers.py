@@ -37,9 +37,11 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
+from ..errors import ConfigError
 from ..model import RagRecord, Scrubber
 from .assemble import Assembled
 from .build import Finished, Read, crashed_finish, crashed_read, finish, read
+from .detectors_common import Detector
 
 logger = logging.getLogger(__name__)
 
@@ -62,21 +64,29 @@ def pii_scrubber(
     detectors: Sequence[str] = (),
     names_and_addresses: bool = True,
 ) -> Scrubber:
-    """The PII scrubber, built in a worker from plain values (its detectors are closures,
-    which do not pickle); ``detectors`` are ``module:callable`` names, checked already."""
+    """The PII scrubber, built from plain values so that a worker process can build its
+    own (a detector is a closure, which does not pickle); ``detectors`` are plug-ins named
+    ``module:callable``. The pipeline thread's is built the same way (see the wiring)."""
     from .scrub import PiiScrubber
 
-    extra = []
-    for name in detectors:
-        module_name, _, attribute = name.partition(":")
-        extra.append(getattr(importlib.import_module(module_name), attribute))
     return PiiScrubber(
         key,
         phone_region,
         scope=scope,  # type: ignore[arg-type]
-        extra_detectors=extra,
+        extra_detectors=[_plug_in(name) for name in detectors],
         names_and_addresses=names_and_addresses,
     )
+
+
+def _plug_in(name: str) -> Detector:
+    module_name, _, attribute = name.partition(":")
+    try:
+        detector = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"FAITHMON_SCRUB_DETECTORS: cannot load {name!r} ({exc})") from None
+    if not callable(detector):
+        raise ConfigError(f"FAITHMON_SCRUB_DETECTORS: {name!r} is not callable")
+    return detector  # type: ignore[no-any-return]
 
 
 class Stages(Protocol):

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..model import Judge, Judgement
+from ..model import Judge, Judgement, claim_to_json
 from .citations import Source
 from .contracts import Checked
 
@@ -70,22 +70,8 @@ def judgement_fields(judgement: Judgement) -> dict[str, Any]:
         "faithfulness": judgement.faithfulness,
         "lenient": judgement.lenient,
         "status": judgement.status,
-        "claims": [
-            {
-                "text": c.text,
-                "verdict": c.verdict,
-                "chunk": c.chunk,
-                "quote": c.quote,
-                "critical": c.critical,
-                "critical_rule": c.critical_rule,
-                "flags": list(c.flags),
-                "stage": c.stage,
-                **({"missing": c.missing} if c.missing is not None else {}),
-                "citations": list(c.citations),
-                "citation": c.citation,
-            }
-            for c in judgement.claims
-        ],
+        # The shape the store keeps and `traces show --json` prints, so one reader reads both.
+        "claims": [claim_to_json(c) for c in judgement.claims],
         "citation_accuracy": judgement.citation_accuracy,
         "unresolved_citations": judgement.unresolved_citations,
         "policy": [{"rule": f.rule, "text": f.text} for f in judgement.policy],

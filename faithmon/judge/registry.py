@@ -7,16 +7,23 @@ needs; the LLM judge's client library is imported only when that judge is built.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..model import Judge
 from .contracts import Checked, Contracts, checked
 from .offline import OfflineJudge
+from .openai_config import OpenAIJudgeConfig
 
 if TYPE_CHECKING:
     from .openai_judge import OpenAIJudge
+
+
+def _llm(name: str) -> Any:
+    # The LLM judge's own config declares how hard it tries; these options (and through
+    # them FAITHMON_JUDGE_*, see config.default_of) start from it rather than copy it.
+    return next(item.default for item in fields(OpenAIJudgeConfig) if item.name == name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,13 +32,14 @@ class JudgeOptions:
 
     model: str = "gpt-4o-mini"
     base_url: str = ""
+    """Empty: OpenAI's endpoint (the LLM judge's ``base_url=None``)."""
     api_key: str = ""
-    mode: str = "one_call"
-    timeout: float = 30.0
-    deadline: float = 120.0
-    max_attempts: int = 3
-    concurrency: int = 4
-    rpm: float = 0.0
+    mode: str = _llm("mode")
+    timeout: float = _llm("timeout")
+    deadline: float = _llm("deadline")
+    max_attempts: int = _llm("max_attempts")
+    concurrency: int = _llm("max_concurrency")
+    rpm: float = _llm("requests_per_minute")
     cascade_bar: float = 0.8
     """The cascade's bar: offline claims at least this confident are not sent to the LLM.
 
@@ -49,7 +57,6 @@ def _offline(options: JudgeOptions) -> Judge:
 
 
 def _openai(options: JudgeOptions) -> OpenAIJudge:
-    from .openai_config import OpenAIJudgeConfig
     from .openai_judge import OpenAIJudge
 
     if not options.api_key:

@@ -1,6 +1,6 @@
 """Core types, protocols and domain rules shared by every part of faithmon (stdlib only):
-records (``records``), judgements (``judgement``), drift (``drift``), alerts (``alerts``),
-API keys (``access``)."""
+records (``records``), judgements (``judgement``) and claims as JSON (``claims_json``),
+drift (``drift``), alerts (``alerts``), API keys (``access``)."""
 
 from .access import ApiKey
 from .alerts import (
@@ -13,6 +13,7 @@ from .alerts import (
     acts_on,
     visible_to,
 )
+from .claims_json import CLAIM_VERSION, claim_from_json, claim_to_json
 from .drift import (
     BAD_CITATIONS,
     MIN_RATE,
@@ -60,11 +61,13 @@ from .records import (
     partition_label,
     segment_from_key,
     segment_key,
+    segment_name,
     segments_of,
 )
 
 __all__ = [
     "BAD_CITATIONS",
+    "CLAIM_VERSION",
     "FULLY_SUPPORTED",
     "JUDGE_RULES",
     "LABEL_PATTERN",
@@ -110,11 +113,14 @@ __all__ = [
     "acts_on",
     "answer_unsupported",
     "baseline_for",
+    "claim_from_json",
     "claim_supported",
+    "claim_to_json",
     "parse_label",
     "partition_label",
     "segment_from_key",
     "segment_key",
+    "segment_name",
     "segments_of",
     "visible_to",
 ]

@@ -172,6 +172,12 @@ def _unescape(text: str) -> str:
     return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 
+def segment_name(segment: Mapping[str, str], empty: str = "overall") -> str:
+    """A segment as people read it (messages, pages, the CLI): ``name=value`` pairs as
+    given, unescaped; ``empty`` for overall. Never a key: two segments may read alike."""
+    return ",".join(f"{k}={segment[k]}" for k in sorted(segment)) or empty
+
+
 def segment_key(segment: Mapping[str, str]) -> str:
     """Canonical text of a segment: ``route=billing,tenant=acme``; '' is overall.
 

@@ -14,7 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..drift import Baseline, wilson_interval
-from ..model import Alert, segment_key
+from ..model import Alert, segment_key, segment_name
 from .chart import Band, Marker, render_chart
 from .style import CSS
 from .traces import render_example, render_reference
@@ -78,7 +78,7 @@ def _parse_time(value: object) -> datetime | None:
 
 
 def _segment(segment: Mapping[str, str]) -> str:
-    return segment_key(segment) or "overall"
+    return segment_name(segment)
 
 
 def _pct(rate: object) -> str:
@@ -325,7 +325,7 @@ def _alert_card(
             ("change point", _when(_parse_time(d.get("change_at")))),
         ]
     if isinstance(d.get("explained_by"), Mapping):
-        pairs.append(("explained by", escape(segment_key(d["explained_by"]))))
+        pairs.append(("explained by", escape(segment_name(d["explained_by"]))))
     # A sentinel run's result always carries its accuracy; production rules never do.
     sentinel = [(label, _text(d[k])) for k, label in SENTINEL_FIGURES if k in d]
     if "accuracy" not in d:

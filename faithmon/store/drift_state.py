@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from .tables_derived import DriftStateRow
+from .tables import DriftStateRow
 
 
 @dataclass(frozen=True, slots=True)

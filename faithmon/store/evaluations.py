@@ -21,13 +21,14 @@ from ..model import (
     Outcome,
     PolicyFinding,
     Usage,
+    claim_from_json,
     claim_supported,
+    claim_to_json,
 )
 from . import rules
 from ._dialect import insert_for, json_values, savepoint
 from .records import JUDGE_ERROR, SCORED
-from .tables import EvaluationRow, JudgeTrustRow, RecordRow
-from .tables_derived import ClaimRow
+from .tables import ClaimRow, EvaluationRow, JudgeTrustRow, RecordRow
 
 UNSUPPORTED = rules.answer_unsupported(EvaluationRow.faithfulness)
 """``Judgement.unsupported`` on the stored evaluation."""
@@ -37,16 +38,9 @@ MISCITED = EvaluationRow.citation_accuracy < 1
 
 
 def to_claims(items: Sequence[dict[str, Any]]) -> tuple[Claim, ...]:
-    return tuple(
-        Claim(
-            **{
-                **c,
-                "flags": tuple(c.get("flags", ())),
-                "citations": tuple(c.get("citations", ())),
-            }
-        )
-        for c in items
-    )
+    """The stored claims of an evaluation, whichever version of the shape each was
+    written in (``model.claim_from_json``)."""
+    return tuple(claim_from_json(c) for c in items)
 
 
 def to_policy(items: Sequence[dict[str, Any]] | None) -> tuple[PolicyFinding, ...]:
@@ -75,7 +69,7 @@ def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> b
         "status": judgement.status,
         "faithfulness": judgement.faithfulness,
         "lenient": judgement.lenient,
-        "claims": [asdict(c) for c in judgement.claims],
+        "claims": [claim_to_json(c) for c in judgement.claims],
         "error": judgement.error,
         "raw": judgement.raw,
         "usage": asdict(judgement.usage),

@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 
 from ..model.health import KeyFingerprint
 from ._dialect import insert_for
-from .tables_health import FingerprintRow
+from .tables import FingerprintRow
 
 
 def first_recorded(session: Session, name: str, mine: KeyFingerprint) -> KeyFingerprint:

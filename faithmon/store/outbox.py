@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from .tables_outbox import AlertGroupRow, OutboxRow
+from .tables import AlertGroupRow, OutboxRow
 
 
 @dataclass(frozen=True, slots=True)

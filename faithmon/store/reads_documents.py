@@ -11,6 +11,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, case, func, select, true
 from sqlalchemy.orm import Session, aliased
 
+from ..model import claim_from_json
 from . import rules
 from ._dialect import json_cited, json_items, json_text, scanned
 from .reads_traces import shown_evaluation
@@ -161,12 +162,6 @@ def _contradicted(
     for doc_id, count, trace_id, item in session.execute(query):
         shown_claims = cited.setdefault(doc_id, (int(count), []))[1]
         if len(shown_claims) < examples:
-            shown_claims.append(
-                CitedClaim(
-                    trace_id,
-                    str(item.get("text", "")),
-                    item.get("quote"),
-                    bool(item.get("critical")),
-                )
-            )
+            said = claim_from_json(item)
+            shown_claims.append(CitedClaim(trace_id, said.text, said.quote, said.critical))
     return cited

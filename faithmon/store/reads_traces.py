@@ -22,8 +22,7 @@ from . import rules
 from ._dialect import is_postgresql
 from .evaluations import to_judgement
 from .records import to_record
-from .tables import EvaluationRow, FeedbackRow, RecordRow
-from .tables_derived import ClaimRow
+from .tables import ClaimRow, EvaluationRow, FeedbackRow, RecordRow
 
 Cursor = tuple[datetime, int]
 """(started_at, record id) of the last row of a page: the next page starts after it."""

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ..model.health import ReceiverStatus
-from .tables_health import ReceiverRow
+from .tables import ReceiverRow
 
 
 def beat(session: Session, status: ReceiverStatus) -> None:

@@ -11,8 +11,7 @@ from sqlalchemy.orm import Session
 
 from ..model import Chunk, Feedback, RagRecord
 from ._dialect import insert_for, is_postgresql, json_items, json_text, skip_locked
-from .tables import FeedbackRow, RecordDocumentRow, RecordRow
-from .tables_derived import ChunkRow
+from .tables import ChunkRow, FeedbackRow, RecordDocumentRow, RecordRow
 
 PENDING = "pending"
 SCORED = "scored"

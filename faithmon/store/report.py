@@ -22,8 +22,8 @@ from . import sentinels as store_sentinels
 from ._dialect import is_postgresql, scanned, time_bucket, time_floor
 from .evaluations import UNSUPPORTED, counted
 from .reads_alerts import shown_alerts
+from .stored_records import load_traces
 from .tables import EvaluationRow, RecordRow
-from .traces import load_traces
 
 # Bucket widths a person reads at a glance; the report takes the first that gives
 # at most ``target`` buckets over the traces' time span.

@@ -18,8 +18,7 @@ from ..model import Judgement, RagRecord
 from ..model.review import ClaimLabel, ReviewClaim, Reviewed, ReviewItem, combined
 from .evaluations import to_judgement
 from .records import to_record
-from .tables import EvaluationRow, RecordRow
-from .tables_review import ReviewCursorRow, ReviewItemRow, ReviewLabelRow
+from .tables import EvaluationRow, RecordRow, ReviewCursorRow, ReviewItemRow, ReviewLabelRow
 
 OPEN, DONE, SKIPPED = "open", "done", "skipped"
 

@@ -12,8 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..model.review import Threshold
-from .tables import EvaluationRow, RecordRow
-from .tables_review import ReviewThresholdRow
+from .tables import EvaluationRow, RecordRow, ReviewThresholdRow
 
 
 def save_threshold(

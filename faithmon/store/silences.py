@@ -14,8 +14,7 @@ from sqlalchemy.orm import Session
 
 from ..model.silences import MUTED_AT, MUTED_BY, Silence
 from ._dialect import for_update
-from .tables import AlertRow
-from .tables_silences import SilenceRow
+from .tables import AlertRow, SilenceRow
 
 
 def _silence(row: SilenceRow) -> Silence:

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..model import Chunk, Claim
+from ..model import Chunk, claim_to_json
 from ..model.review import gate
 from ..model.standing import JudgeStanding, ProofFloor
 from . import review_thresholds, sentinels
@@ -27,24 +27,6 @@ def _chunk(chunk: Chunk) -> dict[str, Any]:
     }
 
 
-def _claim(claim: Claim) -> dict[str, Any]:
-    return {
-        "text": claim.text,
-        "verdict": claim.verdict,
-        "chunk": claim.chunk,
-        "quote": claim.quote,
-        "critical": claim.critical,
-        "flags": list(claim.flags),
-        "confidence": claim.confidence,
-        "stage": claim.stage,
-        "rationale": claim.rationale,
-        "critical_rule": claim.critical_rule,
-        "missing": claim.missing,
-        "citations": list(claim.citations),
-        "citation": claim.citation,
-    }
-
-
 def _evaluation(
     stored: StoredEvaluation, trusted: bool, kept: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -56,7 +38,7 @@ def _evaluation(
         "lenient": j.lenient,
         "unsupported": j.unsupported,
         "critical_unsupported": j.critical_unsupported,
-        "claims": [_claim(c) for c in j.claims],
+        "claims": [claim_to_json(c) for c in j.claims],
         "citation_accuracy": j.citation_accuracy,
         "unresolved_citations": j.unresolved_citations,
         "policy": [{"rule": f.rule, "text": f.text} for f in j.policy],

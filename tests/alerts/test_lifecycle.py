@@ -265,3 +265,14 @@ def test_an_ack_of_a_pending_alert_outlives_the_next_runs(pending_alert: Alert) 
     assert still.details["acked_by"] == "ana" and still.details["muted_at"] == "x"
     [fired] = reconcile([still], [signal("firing", statistic=6.0)], NOW + timedelta(minutes=5))
     assert fired.state == "firing" and fired.details["acked_by"] == "ana"
+
+
+def test_a_segment_reads_as_people_wrote_it_not_as_its_key() -> None:
+    """Messages name a segment unescaped (its key escapes '=' for the store and URLs)."""
+    from faithmon.alerts.lifecycle import describe
+
+    alert = Alert(
+        "judge_drift", {"judge": "offline/v8 threshold=0"}, "firing", "critical", OPENED, OPENED
+    )
+    assert "judge=offline/v8 threshold=0" in describe(alert)
+    assert "%3D" not in describe(alert)

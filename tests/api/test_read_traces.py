@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from faithmon.model import parse_label
+from faithmon.model import CLAIM_VERSION, Claim, claim_to_json, parse_label
 from tests.api.client import call, every_page, get
 from tests.api.seed import (
     JUDGE,
@@ -227,6 +227,15 @@ def test_the_spec_declares_the_contracts(api: Seeded) -> None:
     assert {"critical_rule", "missing", "citations", "citation"} <= set(claim)
     assert {"citation_accuracy", "unresolved_citations", "policy"} <= set(evaluation)
     assert spec["PolicyOut"]["required"] == ["rule", "text"]
+
+
+def test_the_spec_declares_the_claim_the_serializer_writes(api: Seeded) -> None:
+    """ClaimOut names every key ``model.claim_to_json`` writes and nothing else, so the
+    API neither drops a field the store keeps nor promises one it does not."""
+    spec = get(api.url, "/openapi.json", api.keys["admin"])["components"]["schemas"]
+    assert set(spec["ClaimOut"]["properties"]) == set(claim_to_json(Claim("x", "supported")))
+    trace = get(api.url, f"/api/v1/traces/{trace_id(0)}", api.keys["admin"])
+    assert {c["v"] for e in trace["evaluations"] for c in e["claims"]} == {CLAIM_VERSION}
 
 
 @pytest.mark.parametrize("unknown", ["f" * 32, "0" * 31, "x" * 40, "%00"])

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from faithmon.api.v1 import review as review_api
 from faithmon.cli.review import item_json
 from faithmon.store import review as store_review
-from faithmon.store.tables_review import ReviewLabelRow
+from faithmon.store.tables import ReviewLabelRow
 from tests.api.reviewing import (
     CONTEXT,
     HOSTILE,

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from faithmon.store import review as store_review
-from faithmon.store.tables_review import ReviewLabelRow
+from faithmon.store.tables import ReviewLabelRow
 from tests.api.client import send
 from tests.api.reviewing import HOSTILE, Served, of, serve
 

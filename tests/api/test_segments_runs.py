@@ -18,8 +18,7 @@ from faithmon.ingest.scrub import identity
 from faithmon.jobs.drift import check_drift
 from faithmon.model import segment_key
 from faithmon.store import Sessions
-from faithmon.store.tables import DriftRunRow
-from faithmon.store.tables_derived import DriftStateRow
+from faithmon.store.tables import DriftRunRow, DriftStateRow
 from tests.api.client import get
 from tests.api.seed import CONFIG, JUDGE, seed
 from tests.servers import serve_in_thread

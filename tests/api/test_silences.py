@@ -21,7 +21,7 @@ from faithmon.config import Settings
 from faithmon.ingest.pipeline import Pipeline
 from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
-from faithmon.model import Alert, Chunk, Claim, Judgement, RagRecord, segment_key
+from faithmon.model import Alert, Chunk, Claim, Judgement, RagRecord, segment_name
 from faithmon.store import Sessions, evaluations, records
 from faithmon.store import alerts as store_alerts
 from faithmon.store import engine as store_engine
@@ -201,8 +201,8 @@ def test_mute_this_segment_from_the_alerts_page(served: Served, chromium: str) -
         # The acme key sees its own alert only, and mutes it.
         rows = page.locator("table#mute tbody tr")
         expect(rows).to_have_count(1)
-        # The segment by its key (its `=` written %3D), shown as text.
-        expect(rows.first).to_contain_text(segment_key({"route": HOSTILE}))
+        # The segment as people read it (unescaped), shown as text.
+        expect(rows.first).to_contain_text(segment_name({"route": HOSTILE}))
         rows.first.get_by_role("button", name="Mute this segment for 2 h").click()
         expect(page.locator("table#silences tbody tr")).to_have_count(1)
         expect(page.locator("table#silences")).to_contain_text("active")

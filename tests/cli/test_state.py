@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from faithmon.cli import main
 from faithmon.store import engine as store_engine
-from faithmon.store.tables_health import FingerprintRow
+from faithmon.store.tables import FingerprintRow
 
 KEY_A = "first-scrub-key-0123456789"
 KEY_B = "other-scrub-key-0123456789"

@@ -23,6 +23,7 @@ from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
 from faithmon.judge.contracts import checked
 from faithmon.judge.offline import OfflineJudge
+from faithmon.model import CLAIM_VERSION, claim_from_json, claim_to_json
 from faithmon.store import engine as store_engine
 from faithmon.store import evaluations, records
 from tests.api.seed import CITED_TRACE, RECORDS, SECRET, cited_record, make_record, seed
@@ -310,6 +311,23 @@ def test_list_json_keeps_the_record_shape(store: Store) -> None:
     assert rows == [record_json(s, judge) for s in stored]
     [first] = [row for row in rows if row["trace_id"] == trace_id(0)]
     assert [f["value"] for f in first["feedback"]] == ["thumbs_down"]
+
+
+@pytest.mark.parametrize("n", ONE_OF_EACH)
+def test_list_and_show_print_each_claim_alike(store: Store, n: int) -> None:
+    """Both print each claim as the store keeps it (``model.claim_to_json``): the same
+    keys, versioned, and the same values for the same claim of the same evaluation."""
+    [listed] = [
+        row
+        for row in json.loads(run(store, "list", "--json", "--limit", str(RECORDS)).stdout)
+        if row["trace_id"] == trace_id(n)
+    ]
+    shown = json.loads(run(store, "show", trace_id(n), "--json").stdout)
+    listed_claims = [e["claims"] for e in listed["evaluations"]]
+    assert listed_claims == [e["claims"] for e in shown["evaluations"]]
+    for claim in (c for claims in listed_claims for c in claims):
+        assert set(claim) == set(claim_to_json(claim_from_json(claim)))
+        assert claim["v"] == CLAIM_VERSION
 
 
 def test_list_prints_a_header_then_rows_newest_first(store: Store) -> None:

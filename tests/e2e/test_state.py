@@ -18,8 +18,7 @@ import pytest
 from sqlalchemy import func, make_url, select
 
 from faithmon.store import engine as store_engine
-from faithmon.store.tables import RecordRow
-from faithmon.store.tables_health import ReceiverRow
+from faithmon.store.tables import ReceiverRow, RecordRow
 from tests.e2e.helpers import faithmon, free_port, wait_until_healthy
 from tests.e2e.otlp import Traces, post
 from tests.e2e.proxy import CuttableProxy

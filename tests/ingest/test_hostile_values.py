@@ -20,7 +20,7 @@ from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import PiiScrubber
 from faithmon.model import RagRecord
 from faithmon.store import engine as store_engine
-from faithmon.store.traces import load_traces
+from faithmon.store.stored_records import load_traces
 from tests.ingest.factory import post
 from tests.servers import serve_in_thread
 

@@ -115,6 +115,43 @@ def test_worker_processes_follow_the_names_and_addresses_setting(names: bool) ->
     assert ("<PERSON_" in record.question) is names
 
 
+SCRUBBING = {
+    "names off": {"FAITHMON_SCRUB_NAMES_ADDRESSES": "false"},
+    "plug-in": {"FAITHMON_SCRUB_DETECTORS": "tests.ingest.plugin_detector:loyalty_cards"},
+    "phone region": {"FAITHMON_SCRUB_PHONE_REGION": "GB"},
+    "tenant scope": {"FAITHMON_SCRUB_SCOPE": "tenant"},
+}
+
+
+def _scrubbed(environ: dict[str, str]) -> list[str]:
+    """The questions stored through the wiring's pipeline with ``environ`` set."""
+    settings = Settings.from_env(
+        {"FAITHMON_SCRUB_KEY": KEY.decode(), "FAITHMON_SAMPLE_RATE": "1", **environ}
+    )
+    saved: list[RagRecord] = []
+    pipeline = wiring.make_pipeline(
+        settings, saved.extend, quiet_seconds=0, processes=settings.ingest_processes
+    )
+    # A phone number without its country code reads as another number in another region.
+    question = f"Hi, my name is Priya Shah, I am {EMAIL}, card LC-204816, call (415) 555-0100."
+    pipeline.submit(spans(trace_id(1), question))
+    pipeline.flush_all()
+    pipeline.stop()
+    return [record.question for record in saved]
+
+
+@pytest.mark.parametrize("changed", list(SCRUBBING.values()), ids=list(SCRUBBING))
+def test_a_scrubbing_setting_acts_alike_in_thread_and_in_processes(
+    changed: dict[str, str],
+) -> None:
+    """A setting that changes scrubbing changes it the same way with
+    FAITHMON_INGEST_PROCESSES=0 and =2: one factory builds both scrubbers."""
+    by_processes = {n: _scrubbed({**changed, "FAITHMON_INGEST_PROCESSES": n}) for n in ("0", "2")}
+    assert by_processes["0"] == by_processes["2"]
+    # And it does change something, or the comparison would prove nothing.
+    assert by_processes["0"] != _scrubbed({"FAITHMON_INGEST_PROCESSES": "0"})
+
+
 @pytest.fixture
 def shim_to(tmp_path: Path) -> Iterator[tuple[str, Store, Pipeline, Spool]]:
     store = Store()

@@ -27,6 +27,7 @@ from faithmon.model import (
     RagRecord,
     StoredRecord,
     segment_key,
+    segment_name,
 )
 from faithmon.report import render_report
 from faithmon.report.chart import Band, Marker, render_chart
@@ -157,8 +158,8 @@ def test_text_from_the_app_is_shown_as_text_never_as_markup() -> None:
     assert "script" not in page.tags and "img" not in page.tags and "b" not in page.tags
     assert not [name for name in page.attributes if name.startswith("on")]
     assert html.count("&lt;script&gt;window.pwned = 1&lt;/script&gt;") == 2
-    # The segment is named by its key, where the value's `=` is written %3D.
-    assert "model=&lt;b onclick%3D&quot;alert(1)&quot;&gt;m2&lt;/b&gt;" in html
+    # The segment is named as people read it (unescaped), and escaped as HTML.
+    assert "model=&lt;b onclick=&quot;alert(1)&quot;&gt;m2&lt;/b&gt;" in html
 
 
 def test_unsupported_claims_are_marked_in_the_answer_and_evidence_in_its_chunk() -> None:
@@ -430,7 +431,7 @@ def test_demo_report_in_chromium(
         expect(page.get_by_role("heading", level=1, name="faithmon report")).to_be_visible()
         assert {a["rule"] for a in firing} >= {"faithfulness_drift", "judge_drift"}
         for alert in firing:
-            segment = segment_key(alert["segment"])
+            segment = segment_name(alert["segment"], "")
             expect(
                 page.locator("table.alerts tr")
                 .filter(has_text=alert["rule"])

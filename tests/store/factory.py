@@ -14,8 +14,8 @@ from faithmon.model import Chunk, Claim, Judgement, RagRecord, StoredRecord
 from faithmon.review.queue import QueuePolicy
 from faithmon.store import baselines, evaluations
 from faithmon.store import records as store_records
-from faithmon.store import traces as store_traces
 from faithmon.store.reads_traces import TraceFilter, list_traces
+from faithmon.store.stored_records import load_traces
 from tests.timing import days_ago
 
 T0 = days_ago(1, hour=12)
@@ -24,7 +24,7 @@ T0 = days_ago(1, hour=12)
 def stored_records(session: Session, limit: int = 100) -> list[StoredRecord]:
     """The newest stored records whole, as `faithmon traces list --json` reads them."""
     page = list_traces(session, TraceFilter(), limit)
-    found = store_traces.load_traces(session, [t.trace_id for t in page.items])
+    found = load_traces(session, [t.trace_id for t in page.items])
     return [found[t.trace_id] for t in page.items]
 
 

@@ -16,8 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from faithmon.model import Chunk, Judgement, RagRecord
 from faithmon.store import engine as store_engine
 from faithmon.store import evaluations, records, writes
-from faithmon.store.tables import RecordRow
-from faithmon.store.tables_derived import ChunkRow
+from faithmon.store.tables import ChunkRow, RecordRow
 from tests.timing import days_ago
 
 Row = tuple[str, int, str | None, float | None, str | None]

@@ -16,8 +16,7 @@ from faithmon.model import Chunk, Claim, Judgement, RagRecord
 from faithmon.store import engine as store_engine
 from faithmon.store import evaluations as store_evaluations
 from faithmon.store import records as store_records
-from faithmon.store.tables import EvaluationRow, RecordRow
-from faithmon.store.tables_derived import ClaimRow
+from faithmon.store.tables import ClaimRow, EvaluationRow, RecordRow
 from tests.timing import days_ago
 
 CLAIMS = (

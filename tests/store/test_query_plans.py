@@ -55,8 +55,7 @@ from faithmon.store import records as store_records
 from faithmon.store import silences as store_silences
 from faithmon.store.reads_series import segment_series
 from faithmon.store.reads_traces import TraceFilter, list_traces
-from faithmon.store.tables import RecordRow
-from faithmon.store.tables_silences import SilenceRow
+from faithmon.store.tables import RecordRow, SilenceRow
 from tests.timing import days_ago
 
 BIG = ("records", "evaluations", "claims", "chunks", "record_documents", "silences", "alerts")

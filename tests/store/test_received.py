@@ -19,8 +19,7 @@ from faithmon.store import engine as store_engine
 from faithmon.store import records as store_records
 from faithmon.store import writes
 from faithmon.store.reads_traces import TraceFilter, list_traces
-from faithmon.store.tables import RecordDocumentRow, RecordRow
-from faithmon.store.tables_derived import ChunkRow
+from faithmon.store.tables import ChunkRow, RecordDocumentRow, RecordRow
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 FAR_AHEAD = datetime(2226, 3, 1, 12, tzinfo=UTC)

@@ -141,7 +141,7 @@ def test_merged_and_split_labels_are_kept_and_read_per_claim(
 ) -> None:
     """A merge gives each merged claim the one verdict, with the merged text kept; a split
     claim reads as its first failing part."""
-    from faithmon.store.tables_review import ReviewLabelRow
+    from faithmon.store.tables import ReviewLabelRow
 
     scored(sessions, records([None], bad=True))
     fill_queue(sessions, JUDGE.name, EVERYTHING)

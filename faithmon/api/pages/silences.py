@@ -15,7 +15,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ...alerts.silencing import make_silence, segment_matchers
-from ...model import Alert, segment_key, visible_to
+from ...model import Alert, segment_name, visible_to
 from ...model.silences import Silence
 from ...store import Sessions
 from ...store import alerts as store_alerts
@@ -40,7 +40,7 @@ def _button(action: str, label: str) -> str:
 def _mute_rows(alerts: Sequence[Alert]) -> str:
     rows = "".join(
         f"<tr><td>#{a.id}</td><td>{escape(a.rule)}</td><td>{escape(a.state)}</td>"
-        f"<td>{escape(segment_key(a.segment) or 'overall')}</td>"
+        f"<td>{escape(segment_name(a.segment))}</td>"
         f"<td>{_button(f'/alerts/{a.id}/mute', 'Mute this segment for 2 h')}</td></tr>"
         for a in alerts
         if a.state != "resolved" and a.id is not None

@@ -14,7 +14,7 @@ from starlette.routing import Route
 from ...model import Judgement, StoredRecord
 from ...report.traces import render_example
 from ...store import Sessions
-from ...store.traces import load_traces
+from ...store.stored_records import load_traces
 from .shell import not_found, page, tenant_of
 
 

@@ -62,6 +62,10 @@ class Sampling(BaseModel):
 
 
 class ClaimOut(BaseModel):
+    """A claim as ``model.claim_to_json`` writes it (the shape the store keeps and the CLI
+    prints); a test pins these fields to that function's keys."""
+
+    v: int = Field(description="The version of the claim's shape (2; stored before it: 1).")
     text: str
     verdict: Verdict
     chunk: int | None = Field(description="Position of the chunk the claim cites.")

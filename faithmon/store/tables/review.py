@@ -6,10 +6,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .tables import Base, JSONType, UTCDateTime
+from .base import Base, JSONType, UTCDateTime
 
 
 class ReviewItemRow(Base):
