@@ -95,6 +95,28 @@ class Usage:
     """Requests that failed and were tried again (429, 5xx, timeouts)."""
 
 
+Cause = Literal["retrieval", "generation"]
+"""Why an answer is unfaithful: the chunks lacked what the question needs (the answer
+filled a gap the retriever left), or they held it and the answer strayed from them."""
+
+Abstention = Literal["correct", "missed"]
+"""An answer that declines: rightly (the chunks lack the answer) or not (they hold it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Relevance:
+    """The RAG triad beside faithfulness, and the cause of an unfaithful answer."""
+
+    context_relevance: float | None = None
+    """0-1: how much of what the question asks the chunks passed to the generator bear on."""
+    answer_relevance: float | None = None
+    """0-1: how much of the answer addresses the question."""
+    cause: Cause | None = None
+    """For an answer with a claim not supported; None for a faithful one."""
+    abstention: Abstention | None = None
+    """For an answer that declines to answer; None otherwise."""
+
+
 @dataclass(frozen=True, slots=True)
 class Judgement:
     """The judge's verdict on one answer; a failure is a status, never a score."""
@@ -114,6 +136,8 @@ class Judgement:
     unresolved_citations: int = 0
     """Citation markers in the answer that name no chunk the generator was given."""
     policy: tuple[PolicyFinding, ...] = ()
+    relevance: Relevance | None = None
+    """Context and answer relevance and the failure's cause, when the judge measured them."""
 
     @property
     def citation_accuracy(self) -> float | None:
