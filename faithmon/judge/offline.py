@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 from ..model import Claim, Judgement, JudgementStatus, Usage, Verdict
 from ..model.judgement import UNVERIFIED
 from . import bindings as b
-from . import confidence, hours, json_records, reading, strict
+from . import confidence, hours, json_records, reading, relevance, strict
 from . import contradiction as c
 from . import text as t
 from .conditions import conditioned
@@ -162,6 +162,7 @@ class OfflineJudge:
         status: JudgementStatus
         claims: tuple[Claim, ...]
         facts = [t.without_instructions(chunk) for chunk in chunks]
+        evidence: Evidence | None = None
         if not sentences:
             status, claims = "no_claims", ()
         elif not any(chunk.strip() for chunk in facts):
@@ -213,13 +214,11 @@ class OfflineJudge:
                 ),
                 chunks,
             )
-        return Judgement(
-            judge=self.name,
-            status=status,
-            claims=claims,
-            usage=Usage(),
-            latency_ms=(time.perf_counter() - started) * 1000,
-        )
+        judgement = Judgement(judge=self.name, status=status, claims=claims, usage=Usage())
+        # Relevance reads the chunks through the claims' own index: little extra cost.
+        measured = relevance.measure(question, facts, answer, judgement, evidence)
+        latency = (time.perf_counter() - started) * 1000
+        return replace(judgement, relevance=measured, latency_ms=latency)
 
     def novelty(self, check: Check) -> float:
         """The claim's support score: 0.0 when every content word is in the context."""

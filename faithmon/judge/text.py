@@ -264,3 +264,11 @@ def holds_phrase(text: str, phrase: str) -> bool:
 
 def strip_end(text: str) -> str:
     return text.rstrip(" .!?;:")
+
+
+def abstains(text: str) -> bool:
+    """Whether a sentence of ``text`` declines to answer ("I could not find ...", "the
+    passages do not mention ...", "X is not specified"), as ``claim_part`` drops it."""
+    return any(
+        _ABSTAIN.search(normalise(s)) or _UNSTATED.search(normalise(s)) for s in sentences(text)
+    )
