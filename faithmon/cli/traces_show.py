@@ -152,6 +152,25 @@ def _contracts(evaluation: Mapping[str, Any]) -> Iterator[str]:
     for finding in evaluation["policy"]:
         rule = click.style(f"policy {plain(finding['rule'])}", fg="red", bold=True)
         yield f'{_INDENT}{rule}: "{plain(finding["text"])}"'
+    relevance = _relevance(evaluation)
+    if relevance:
+        yield f"{_INDENT}{relevance}"
+
+
+def _relevance(evaluation: Mapping[str, Any]) -> str | None:
+    """Context and answer relevance, and the cause or abstention; None when the judge
+    measured none of them (a line of dashes would say nothing)."""
+    context, answer = evaluation["context_relevance"], evaluation["answer_relevance"]
+    cause, abstention = evaluation["cause"], evaluation["abstention"]
+    if context is None and answer is None and cause is None and abstention is None:
+        return None
+    said = [f"context relevance {score(context)}", f"answer relevance {score(answer)}"]
+    if cause is not None:
+        said.append(click.style(f"cause {plain(cause)}", fg="yellow"))
+    if abstention is not None:
+        text = f"abstention {plain(abstention)}"
+        said.append(text if abstention == "correct" else click.style(text, fg="yellow"))
+    return ", ".join(said)
 
 
 def _head(view: Mapping[str, Any]) -> Iterator[str]:

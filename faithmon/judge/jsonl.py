@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..model import Judge, Judgement, claim_to_json
+from ..model import Judge, Judgement, Relevance, claim_to_json
 from .citations import Source
 from .contracts import Checked
 
@@ -65,6 +65,16 @@ def sources(item: dict[str, Any]) -> tuple[str, list[Source], str]:
     return question, given, response
 
 
+def relevance_fields(relevance: Relevance | None) -> dict[str, Any]:
+    """Context and answer relevance, cause and abstention; each None when not measured."""
+    return {
+        "context_relevance": relevance.context_relevance if relevance else None,
+        "answer_relevance": relevance.answer_relevance if relevance else None,
+        "cause": relevance.cause if relevance else None,
+        "abstention": relevance.abstention if relevance else None,
+    }
+
+
 def judgement_fields(judgement: Judgement) -> dict[str, Any]:
     out: dict[str, Any] = {
         "faithfulness": judgement.faithfulness,
@@ -76,6 +86,9 @@ def judgement_fields(judgement: Judgement) -> dict[str, Any]:
         "unresolved_citations": judgement.unresolved_citations,
         "policy": [{"rule": f.rule, "text": f.text} for f in judgement.policy],
         "judge": judgement.judge,
+        # Always present, null when the judge did not measure them, so a reader of the
+        # file need not tell a missing key from an unmeasured one.
+        **relevance_fields(judgement.relevance),
         "usage": {
             "calls": judgement.usage.calls,
             "prompt_tokens": judgement.usage.prompt_tokens,

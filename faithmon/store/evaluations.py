@@ -20,6 +20,7 @@ from ..model import (
     Judgement,
     Outcome,
     PolicyFinding,
+    Relevance,
     Usage,
     claim_from_json,
     claim_supported,
@@ -58,7 +59,34 @@ def to_judgement(row: EvaluationRow) -> Judgement:
         latency_ms=row.latency_ms,
         unresolved_citations=row.unresolved_citations or 0,
         policy=to_policy(row.policy),
+        relevance=to_relevance(row),
     )
+
+
+def to_relevance(row: EvaluationRow) -> Relevance | None:
+    """The stored relevance, None when the judge measured none of it (every column is
+    null: older evaluations and judges without the measures)."""
+    measured = (row.context_relevance, row.answer_relevance, row.cause, row.abstention)
+    if all(v is None for v in measured):
+        return None
+    return Relevance(
+        context_relevance=row.context_relevance,
+        answer_relevance=row.answer_relevance,
+        cause=row.cause,  # type: ignore[arg-type]
+        abstention=row.abstention,  # type: ignore[arg-type]
+    )
+
+
+def relevance_columns(relevance: Relevance | None) -> dict[str, Any]:
+    """The evaluation's relevance columns; all null when the judge did not measure it."""
+    if relevance is None:
+        relevance = Relevance()
+    return {
+        "context_relevance": relevance.context_relevance,
+        "answer_relevance": relevance.answer_relevance,
+        "cause": relevance.cause,
+        "abstention": relevance.abstention,
+    }
 
 
 def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> bool:
@@ -78,6 +106,7 @@ def save_evaluation(session: Session, record_id: int, judgement: Judgement) -> b
         "citation_accuracy": judgement.citation_accuracy,
         "unresolved_citations": judgement.unresolved_citations,
         "policy": [asdict(f) for f in judgement.policy],
+        **relevance_columns(judgement.relevance),
     }
     statement = insert_for(session, EvaluationRow).on_conflict_do_nothing(
         index_elements=["record_id", "judge"]

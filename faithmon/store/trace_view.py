@@ -42,6 +42,11 @@ def _evaluation(
         "citation_accuracy": j.citation_accuracy,
         "unresolved_citations": j.unresolved_citations,
         "policy": [{"rule": f.rule, "text": f.text} for f in j.policy],
+        # Null each when the judge did not measure it (older evaluations, other judges).
+        "context_relevance": j.relevance.context_relevance if j.relevance else None,
+        "answer_relevance": j.relevance.answer_relevance if j.relevance else None,
+        "cause": j.relevance.cause if j.relevance else None,
+        "abstention": j.relevance.abstention if j.relevance else None,
         "error": j.error,
         "raw": j.raw,
         "usage": {

@@ -20,6 +20,7 @@ from faithmon.model import (
     Judgement,
     PolicyFinding,
     RagRecord,
+    Relevance,
     SentinelResult,
 )
 from faithmon.model import Usage as JudgeUsage
@@ -124,11 +125,16 @@ def rescored(n: int) -> bool:
     return n % 7 == 0
 
 
+MISSED_RETRIEVAL = Relevance(context_relevance=0.25, answer_relevance=0.75, cause="retrieval")
+"""The relevance of the answers with a wholly unsupported claim: the chunks lacked it."""
+
+
 def judgement_of(n: int) -> Judgement | None:
     """Every fourth answer contradicts the faq (critically every eighth, by the amount rule)
     while citing the wrong chunk, with an unresolved marker and a policy finding; every
     fourth has a claim the chunks do not support (every other one of them partly
-    supported); the rest are supported; one in ten is unscored, one in ten failed."""
+    supported), those wholly unsupported blamed on retrieval (``MISSED_RETRIEVAL``); the
+    rest are supported; one in ten is unscored, one in ten failed."""
     if n % 10 == 9:
         return None
     if n % 10 == 8:
@@ -136,6 +142,7 @@ def judgement_of(n: int) -> Judgement | None:
     shipped = Claim("Order A17 shipped on 3 March.", "supported", chunk=0, quote="3 March")
     unresolved = 0
     policy: tuple[PolicyFinding, ...] = ()
+    relevance = None
     if n % 4 == 0:
         critical = n % 8 == 0
         price = Claim(
@@ -153,6 +160,7 @@ def judgement_of(n: int) -> Judgement | None:
         price = Claim("It costs 40 euros.", "partial", chunk=1, quote="costs", missing="40 euros")
     elif n % 4 == 1:
         price = Claim("It costs 40 euros.", "unsupported")
+        relevance = MISSED_RETRIEVAL
     else:
         price = Claim("It costs 40 euros.", "supported", chunk=1, quote="euros")
     return Judgement(
@@ -163,6 +171,7 @@ def judgement_of(n: int) -> Judgement | None:
         latency_ms=12.5,
         unresolved_citations=unresolved,
         policy=policy,
+        relevance=relevance,
     )
 
 

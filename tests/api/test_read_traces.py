@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from faithmon.model import CLAIM_VERSION, Claim, claim_to_json, parse_label
-from tests.api.client import call, every_page, get
+from tests.api.client import call, every_page, get, send
 from tests.api.seed import (
     JUDGE,
+    MISSED_RETRIEVAL,
     OTHER_JUDGE,
     POLICY,
     RECORDS,
@@ -217,6 +218,37 @@ def test_a_partial_claim_says_what_is_missing(api: Seeded) -> None:
     assert (evaluation["faithfulness"], evaluation["lenient"]) == (0.5, 1.0)
     assert evaluation["unsupported"] and not evaluation["critical_unsupported"]
     assert evaluation["citation_accuracy"] is None and evaluation["unresolved_citations"] == 0
+
+
+def test_each_evaluation_carries_its_relevance(api: Seeded) -> None:
+    """Context and answer relevance, cause and abstention come with each evaluation, and
+    are null where the judge did not measure them; the spec declares them."""
+    trace = get(api.url, f"/api/v1/traces/{trace_id(1)}", api.keys["admin"])
+    (measured,) = trace["evaluations"]
+    assert (
+        measured["context_relevance"],
+        measured["answer_relevance"],
+        measured["cause"],
+        measured["abstention"],
+    ) == (0.25, 0.75, "retrieval", None)
+    (plain,) = get(api.url, f"/api/v1/traces/{trace_id(2)}", api.keys["admin"])["evaluations"]
+    relevance = ("context_relevance", "answer_relevance", "cause", "abstention")
+    assert [plain[k] for k in relevance] == [None] * 4
+    spec = get(api.url, "/openapi.json", api.keys["admin"])["components"]["schemas"]
+    assert set(relevance) <= set(spec["EvaluationOut"]["properties"])
+
+
+def test_the_trace_page_shows_relevance_beside_the_scores(api: Seeded) -> None:
+    """The trace page's evaluations table has the relevance columns, filled where measured."""
+    headers = {"Accept": "text/html", "Authorization": f"Bearer {api.keys['admin']}"}
+    status, body, _ = send(f"{api.url}/traces/{trace_id(1)}", headers=headers, timeout=10)
+    page = body.decode()
+    assert status == 200
+    assert "<th>context relevance</th><th>answer relevance</th><th>cause</th>" in page
+    assert MISSED_RETRIEVAL.cause is not None
+    assert f"<td>0.25</td><td>0.75</td><td>{MISSED_RETRIEVAL.cause}</td>" in page
+    _, body, _ = send(f"{api.url}/traces/{trace_id(2)}", headers=headers, timeout=10)
+    assert "<td>—</td><td>—</td><td>—</td>" in body.decode()
 
 
 def test_the_spec_declares_the_contracts(api: Seeded) -> None:

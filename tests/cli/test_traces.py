@@ -161,6 +161,19 @@ def test_show_json_carries_the_contracts(store: Store) -> None:
     ]
 
 
+def test_show_gives_each_evaluations_relevance(store: Store) -> None:
+    """Text and --json carry context and answer relevance and the cause where the judge
+    measured them; --json has them null elsewhere, and the text says nothing there."""
+    (measured,) = json.loads(run(store, "show", trace_id(1), "--json").stdout)["evaluations"]
+    relevance = ("context_relevance", "answer_relevance", "cause", "abstention")
+    assert [measured[k] for k in relevance] == [0.25, 0.75, "retrieval", None]
+    (plain,) = json.loads(run(store, "show", trace_id(2), "--json").stdout)["evaluations"]
+    assert [plain[k] for k in relevance] == [None] * 4
+    line = "      context relevance 0.25, answer relevance 0.75, cause retrieval"
+    assert line in run(store, "show", trace_id(1)).stdout.splitlines()
+    assert "relevance" not in run(store, "show", trace_id(2)).stdout
+
+
 def test_show_lists_claims_that_cite_no_chunk(store: Store) -> None:
     """An unsupported claim cites no chunk: it gets its own section after the chunks."""
     out = run(store, "show", trace_id(1)).stdout

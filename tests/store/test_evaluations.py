@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from faithmon.model import Claim, Judgement
+from faithmon.model import Claim, Judgement, Relevance
 from faithmon.store import evaluations, records
 from faithmon.store.tables import RecordRow
 from tests.store.factory import make_record, stored_records
@@ -51,3 +51,26 @@ def test_judge_error_is_not_an_outcome(sessions: sessionmaker[Session]) -> None:
     assert [o.trace_id for o in outcomes] == [f"{2:032x}"]
     assert outcomes[0].unsupported and outcomes[0].unsupported_claims == ("x",)
     assert statuses == {"judge_error": 1, "scored": 1}
+
+
+def test_relevance_round_trips(sessions: sessionmaker[Session]) -> None:
+    """Relevance saved with a judgement reads back equal; a judgement without it reads None."""
+    with sessions.begin() as session:
+        records.save_records(session, [make_record(1), make_record(2)])
+    with sessions.begin() as session:
+        [(measured_id, _), (plain_id, _)] = records.claim_pending(session, "w", 10, 60)
+    relevance = Relevance(
+        context_relevance=0.25, answer_relevance=0.75, cause="retrieval", abstention=None
+    )
+    measured = Judgement(
+        judge="j", status="ok", claims=(Claim("x", "unsupported"),), relevance=relevance
+    )
+    plain = Judgement(judge="j", status="ok", claims=(Claim("y", "supported"),))
+    with sessions.begin() as session:
+        evaluations.save_evaluation(session, measured_id, measured)
+        evaluations.save_evaluation(session, plain_id, plain)
+    with sessions() as session:
+        stored = {r.record.trace_id: r.evaluations for r in stored_records(session)}
+    assert stored[f"{1:032x}"] == (measured,)
+    assert stored[f"{2:032x}"] == (plain,)
+    assert stored[f"{2:032x}"][0].relevance is None

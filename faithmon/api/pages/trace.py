@@ -27,10 +27,23 @@ def _citations(j: Judgement) -> str:
     return f"{_score(j.citation_accuracy)}{unresolved}"
 
 
+def _relevance(j: Judgement) -> str:
+    """The relevance cells: context, answer, then cause or abstention (escaped, as a
+    stored value is text a judge wrote)."""
+    r = j.relevance
+    if r is None:
+        return "<td>—</td><td>—</td><td>—</td>"
+    why = r.cause or (f"abstention {r.abstention}" if r.abstention else "—")
+    return (
+        f"<td>{_score(r.context_relevance)}</td><td>{_score(r.answer_relevance)}</td>"
+        f"<td>{escape(why)}</td>"
+    )
+
+
 def _evaluations(stored: StoredRecord) -> str:
     rows = "".join(
         f"<tr><td><code>{escape(j.judge)}</code></td><td>{escape(j.status)}</td>"
-        f"<td>{_score(j.faithfulness)}</td><td>{_score(j.lenient)}</td>"
+        f"<td>{_score(j.faithfulness)}</td><td>{_score(j.lenient)}</td>{_relevance(j)}"
         f"<td>{len(j.claims)}</td><td>{_citations(j)}</td><td>{len(j.policy)}</td>"
         f"<td>{j.usage.calls}</td>"
         f"<td>{j.usage.prompt_tokens + j.usage.completion_tokens}</td>"
@@ -44,6 +57,9 @@ def _evaluations(stored: StoredRecord) -> str:
             "status",
             "strict",
             "lenient",
+            "context relevance",
+            "answer relevance",
+            "cause",
             "claims",
             "citation accuracy",
             "policy findings",

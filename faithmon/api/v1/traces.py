@@ -142,6 +142,26 @@ class EvaluationOut(BaseModel):
         default_factory=list,
         description="What the answer must not disclose and did; never changes the score.",
     )
+    context_relevance: float | None = Field(
+        default=None,
+        description="0-1: how much of what the question asks the chunks passed to the "
+        "generator bear on; null: not measured by this judge.",
+    )
+    answer_relevance: float | None = Field(
+        default=None,
+        description="0-1: how much of the answer addresses the question; null: not measured.",
+    )
+    cause: Literal["retrieval", "generation"] | None = Field(
+        default=None,
+        description="Why an answer with a claim not supported is unfaithful: retrieval (the "
+        "chunks lack what the question needs) or generation (they hold it and the answer "
+        "strayed); null for a faithful answer or when not measured.",
+    )
+    abstention: Literal["correct", "missed"] | None = Field(
+        default=None,
+        description="For an answer that declines: correct (the chunks lack the answer) or "
+        "missed (they hold it); null otherwise.",
+    )
     error: str | None
     raw: str | None = Field(description="For a judge error: the judge's reply as it came.")
     usage: UsageOut

@@ -40,6 +40,12 @@ class EvaluationRow(Base):
     citation_accuracy: Mapped[float | None] = mapped_column(Float, nullable=True)
     unresolved_citations: Mapped[int] = mapped_column(Integer, default=0)
     policy: Mapped[list[dict[str, str]]] = mapped_column(JSONType, default=list)
+    # The RAG triad beside faithfulness (``model.Relevance``): all None when the judge did
+    # not measure them, so an evaluation without relevance is told from one that scored 0.
+    context_relevance: Mapped[float | None] = mapped_column(Float, nullable=True)
+    answer_relevance: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cause: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    abstention: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
     __table_args__ = (
         UniqueConstraint("record_id", "judge"),
