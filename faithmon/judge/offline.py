@@ -62,7 +62,7 @@ from .severity import rule_for
 from .support import Check, Evidence
 from .verify import MIN_QUOTE, verify
 
-NAME = "offline/v8"
+NAME = "offline/v9"
 
 
 # An over-reaching clause must otherwise be held by its sentence's window: at most

@@ -22,6 +22,9 @@ from . import text as t
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
+# A scrubbed value's hash ("<PHONE_99cde984>", ingest's pseudonyms) is read whole, as one
+# identifier: its leading digits are no number a claim could borrow ("99.00 euros").
+_PSEUDONYM_HASH = re.compile(r"(?<=[A-Z]_)(?=[0-9a-f]{8}>)")
 _TOKEN = re.compile(
     r"(?P<code>[A-Za-z]+\d[A-Za-z0-9]*)|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:st|nd|rd|th)?"
     r"|(?P<abbr>(?:[A-Z]\.){2,})|(?P<word>[A-Za-z]+(?:-[A-Za-z]+)*)"
@@ -147,6 +150,8 @@ def tokens(text: str) -> Tokens:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
     text = REFERENCE.sub(" ", _CAMEL.sub(" ", text))
+    if "_" in text:
+        text = _PSEUDONYM_HASH.sub("x", text)
     words: list[str] = []
     names: list[str] = []
     numbers: list[str] = []

@@ -164,7 +164,7 @@ def test_every_mistake_is_one_line(store: str) -> None:
 def test_a_new_judge_is_calibrated_on_rescored_traces_and_the_old_goes_stale(
     store: str,
 ) -> None:
-    """Reviewed under offline/v8, the traces scored again by another configuration: calibrate
+    """Reviewed under offline/v9, the traces scored again by another configuration: calibrate
     stores thresholds for both from the same labels; with the other as the current judge,
     the other's are listed stale."""
     from faithmon.judge import OfflineJudge

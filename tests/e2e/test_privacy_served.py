@@ -67,8 +67,11 @@ EVERY = (
 """The pseudonyms of every family: what m2's unsupported claims hold once scrubbed."""
 QUESTION = ("<PERSON_", "<ADDRESS_", "<EMAIL_", "<SSN_")
 """What a question holds: the lists show it, not the answer."""
-CONTRADICTED = ("<PERSON_", "<ADDRESS_", "<CARD_", "<IBAN_")
-"""What the claim the chunk contradicts holds (99.00 euros, not 12.50): /documents shows it."""
+CONTRADICTED: tuple[str, ...] = ()
+"""What /documents shows of the answers: their contradicted claims. The refund claim (99.00
+euros, not 12.50) is unsupported, not contradicted: it was read as contradicted (or
+supported) only when a pseudonym's hash lent it digits, which depended on the scrub key.
+The leak hunt still covers /documents and its API."""
 SHOWN = {
     **dict.fromkeys(("alert rows", "webhook", "slack", "alertmanager", "e-mail"), EVERY),
     **dict.fromkeys(("report", "api trace", "api alerts", "api alert", "cli alerts"), EVERY),

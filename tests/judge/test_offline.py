@@ -14,7 +14,7 @@ from faithmon.judge.text import normalise
 CONTEXT = "Order A17 shipped on 3 March by courier."
 DATA = Path(__file__).resolve().parents[3] / "shared/data/faithfulness"
 SAMPLE = Path(__file__).parent / "data" / "labelled_sample.jsonl"
-# offline/v8 scores 0.71 on the sample (0.76 on RAGTruth whole); the floor leaves a margin.
+# offline/v9 scores 0.71 on the sample (0.76 on RAGTruth whole); the floor leaves a margin.
 SAMPLE_FLOOR = 0.66
 # offline/v4 measured (bench/judge_quality.py): HaluEval QA 0.805, RAGTruth 0.765 overall,
 # 0.825 on its QA part and 0.700 on data-to-text (v3: 0.735, 0.795, 0.531), SummEdits
@@ -51,7 +51,7 @@ def test_seed_example(
     judgement = judge.judge("Where is order A17?", [CONTEXT], answer)
 
     assert judgement.status == "ok"
-    assert judgement.judge == judge.name == "offline/v8"
+    assert judgement.judge == judge.name == "offline/v9"
     assert judgement.faithfulness == faithfulness
     assert judgement.lenient == lenient
 
@@ -264,3 +264,17 @@ def test_balanced_accuracy(judge: OfflineJudge, name: str, task: str | None) -> 
 
     balanced = _balanced(hits, totals)
     assert balanced >= FLOORS[name, task], f"balanced accuracy {balanced:.3f}"
+
+
+def test_a_pseudonyms_hash_lends_no_number_to_a_claim() -> None:
+    """A scrubbed value is one identifier: "99.00 euros" is not borrowed from the digits of
+    "<PHONE_99cde984>" (a claim's support depended on the scrub key's random hash)."""
+    chunks = [
+        "Account owner <EMAIL_c8d4d1f7> (phone <PHONE_99cde984>) pays by card <CARD_f64bda8c>. "
+        "Order A107 cost 12.50 euros."
+    ]
+    said = "<EMAIL_c8d4d1f7> was refunded 99.00 euros on card <CARD_f64bda8c> today."
+    [claim] = OfflineJudge().judge("Where is order A107?", chunks, said).claims
+    assert claim.verdict != "supported"
+    faithful = OfflineJudge().judge("", chunks, "<EMAIL_c8d4d1f7> pays by card <CARD_f64bda8c>.")
+    assert faithful.faithfulness == 1.0

@@ -106,7 +106,7 @@ def test_values_read_times_dates_units_and_skip_codes(
 
 # The floor per kind the offline judge keeps on the adversarial pairs (a pair counts
 # twice: the faithful answer must score 1.0, the unfaithful one below it). Measured
-# with offline/v8; a change that lowers one is a regression of that kind.
+# with offline/v9; a change that lowers one is a regression of that kind.
 FLOORS = {
     "added_predicate": 0.80,
     "currency_swap": 0.96,
