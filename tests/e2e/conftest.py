@@ -65,3 +65,14 @@ def server(env: dict[str, str], grpc_port: int) -> Iterator[tuple[str, subproces
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+@pytest.fixture
+def servers() -> Iterator[list[subprocess.Popen[str]]]:
+    """Processes a test starts: killed (if still running) and reaped after it."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -59,16 +58,6 @@ def start(env: dict[str, str]) -> tuple[str, subprocess.Popen[str]]:
     return url, process
 
 
-@pytest.fixture
-def servers() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-        process.communicate()
-
-
 def stored(database_url: str) -> tuple[int, int]:
     """(rows, distinct trace ids) in the records table."""
     engine = store_engine.make_engine(database_url)
@@ -81,6 +70,17 @@ def stored(database_url: str) -> tuple[int, int]:
     finally:
         engine.dispose()
     return rows, distinct
+
+
+def proxied(base_env: dict[str, str], proxy: CuttableProxy, **settings: str) -> dict[str, str]:
+    """The receiver's environment with its database reached through ``proxy``."""
+    target = make_url(base_env["FAITHMON_DATABASE_URL"])
+    through = target.set(port=proxy.port)
+    return {
+        **base_env,
+        "FAITHMON_DATABASE_URL": through.render_as_string(hide_password=False),
+        **settings,
+    }
 
 
 def health(url: str) -> tuple[int, str]:
@@ -146,12 +146,7 @@ def test_a_database_outage_loses_nothing_the_shim_sent(
     faithmon(base_env, "db", "upgrade")
     target = make_url(postgres_url)
     with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
-        env = {
-            **base_env,
-            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
-                hide_password=False
-            ),
-        }
+        env = proxied(base_env, proxy)
         url, process = start(env)
         servers.append(process)
         fm.setup(endpoint=url, service_name="outage-app")
@@ -260,13 +255,7 @@ def test_a_hung_database_stalls_neither_health_nor_acknowledgement(
     key = json.loads(faithmon(base_env, "keys", "create", "--scopes", "ingest", "--json"))["key"]
     target = make_url(postgres_url)
     with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
-        env = {
-            **base_env,
-            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
-                hide_password=False
-            ),
-            "FAITHMON_DB_CONNECT_TIMEOUT": "2",
-        }
+        env = proxied(base_env, proxy, FAITHMON_DB_CONNECT_TIMEOUT="2")
         url, process = start(env)
         servers.append(process)
         fm.setup(endpoint=url, service_name="hung-app", api_key=key)
@@ -301,14 +290,7 @@ def test_sigterm_while_the_database_hangs_exits_and_the_next_start_stores_the_re
     target = make_url(postgres_url)
     traces = Traces()
     with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
-        env = {
-            **base_env,
-            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
-                hide_password=False
-            ),
-            "FAITHMON_DB_CONNECT_TIMEOUT": "2",
-            "FAITHMON_DRAIN_SECONDS": "3",
-        }
+        env = proxied(base_env, proxy, FAITHMON_DB_CONNECT_TIMEOUT="2", FAITHMON_DRAIN_SECONDS="3")
         url, process = start(env)
         servers.append(process)
         acknowledged: set[str] = set()
@@ -353,13 +335,7 @@ def test_a_receiver_starts_while_the_database_is_down_and_stores_once_it_answers
     target = make_url(postgres_url)
     traces = Traces()
     with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
-        env = {
-            **base_env,
-            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
-                hide_password=False
-            ),
-            "FAITHMON_DB_CONNECT_TIMEOUT": "2",
-        }
+        env = proxied(base_env, proxy, FAITHMON_DB_CONNECT_TIMEOUT="2")
         url, process = start(env)  # reads the keys once, while the database answers
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=60)
@@ -394,14 +370,9 @@ def test_a_write_sent_into_a_hung_database_is_abandoned_and_retried(
     target = make_url(postgres_url)
     traces = Traces()
     with CuttableProxy(target.host or "127.0.0.1", target.port or 5432) as proxy:
-        env = {
-            **base_env,
-            "FAITHMON_DATABASE_URL": target.set(port=proxy.port).render_as_string(
-                hide_password=False
-            ),
-            "FAITHMON_DB_CONNECT_TIMEOUT": "1",
-            "FAITHMON_DB_STATEMENT_TIMEOUT": "1",
-        }
+        env = proxied(
+            base_env, proxy, FAITHMON_DB_CONNECT_TIMEOUT="1", FAITHMON_DB_STATEMENT_TIMEOUT="1"
+        )
         url, process = start(env)
         servers.append(process)
         for n in range(30):

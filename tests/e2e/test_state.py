@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -80,16 +79,6 @@ def refused(env: dict[str, str], cwd: Path, *args: str) -> str:
 def stop(process: subprocess.Popen[str]) -> str:
     process.send_signal(signal.SIGTERM)
     return process.communicate(timeout=60)[1]
-
-
-@pytest.fixture
-def servers() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-        process.communicate()
 
 
 @pytest.fixture

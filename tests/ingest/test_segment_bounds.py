@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import pytest
 
@@ -18,6 +17,7 @@ from faithmon.ingest.scrub import identity
 from faithmon.ingest.spans import IngestSpan
 from faithmon.ingest.storable import LABEL_KEY_CHARS, storable_labels
 from faithmon.model import OTHER_SEGMENT, DroppedTrace, RagRecord, SamplingTally, segment_key
+from tests.timing import days_ago
 
 BATCH = 500
 RESOURCE = {"service.name": "support-bot"}
@@ -115,7 +115,7 @@ def test_the_hourly_minimum_keeps_a_flood_of_new_segments_as_one() -> None:
     """With a minimum per hour, each new route would be kept for its minimum: past the
     cap, new routes share the ``other`` segment's count, so a flood is not all kept."""
     sampler = PolicySampler(SamplingPolicy(rate=0.0, minimum_per_hour=1, keep_rules=frozenset()))
-    at = datetime(2026, 3, 3, 12, tzinfo=UTC)
+    at = days_ago(2, hour=12)
     kept = 0
     for n in range(100_000):
         labels = {"service": "support-bot", "route": f"/orders/{n:08d}"}

@@ -20,8 +20,9 @@ from faithmon.store import records as store_records
 from faithmon.store import writes
 from faithmon.store.reads_traces import TraceFilter, list_traces
 from faithmon.store.tables import ChunkRow, RecordDocumentRow, RecordRow
+from tests.timing import days_ago
 
-NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+NOW = days_ago(1, hour=12)
 FAR_AHEAD = datetime(2226, 3, 1, 12, tzinfo=UTC)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
