@@ -44,6 +44,7 @@ from .config_values import (
     threshold,
 )
 from .drift import DriftConfig
+from .drift.ceiling import Ceiling
 from .errors import ConfigError
 from .judge import JUDGES, JudgeOptions
 from .model.standing import ProofFloor
@@ -268,6 +269,10 @@ class Settings:
     drift_citation_shift: float = setting(
         "FAITHMON_DRIFT_CITATION_SHIFT", _drift("citation_shift"), positive_float,
         "Design shift of the third detector, on cited answers with a wrong or unresolved citation")
+    drift_retrieval_shift: float = setting(
+        "FAITHMON_DRIFT_RETRIEVAL_SHIFT", _drift("retrieval_shift"), positive_float,
+        "Design shift of the fourth detector, on answers whose chunks miss what the question "
+        "asks (context relevance below 0.5)")
     drift_max_delay_days: float = setting(
         "FAITHMON_DRIFT_MAX_DELAY_DAYS", _drift("max_delay_days"), positive_float,
         "A segment whose traffic cannot reveal the design shift within this many days "
@@ -284,6 +289,13 @@ class Settings:
     drift_no_data_dimensions: tuple[str, ...] = setting(
         "FAITHMON_DRIFT_NO_DATA_DIMENSIONS", _drift("no_data_dimensions"), names,
         "Labels whose segments are watched for silence (versions retire, so not those)")
+    alert_ceiling: float = setting(
+        "FAITHMON_ALERT_CEILING", default_of(Ceiling, "ceiling"), rate,
+        "While a segment's drift baseline builds, faithfulness_ceiling fires above this "
+        "unsupported rate over the last hour")
+    alert_ceiling_min_records: int = setting(
+        "FAITHMON_ALERT_CEILING_MIN_RECORDS", default_of(Ceiling, "ceiling_min_records"),
+        positive_int, "Scored records in the last hour the ceiling needs before it may fire")
     alert_cooldown: float = setting(
         "FAITHMON_ALERT_COOLDOWN", "1800", non_negative_float,
         "Seconds after resolving in which a reopened alert stays quiet until it fires")
@@ -363,7 +375,8 @@ class Settings:
         "Judge-vs-reviewer kappa (answer level) under which judge_disagreement fires")
     review_min_labels: int = setting(
         "FAITHMON_REVIEW_MIN_LABELS", "30", positive_int,
-        "Reviewed answers of a judge configuration that kappa needs before it can alert")
+        "Reviewed answers kappa needs before judge_disagreement can fire, and a segment "
+        "before review calibrate stores its threshold")
     telemetry_endpoint: str = setting(
         "FAITHMON_TELEMETRY_ENDPOINT", "", str,
         "OTLP/HTTP base URL for the worker's metrics and evaluation events (unset: off)")

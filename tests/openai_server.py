@@ -58,9 +58,10 @@ Answer = Callable[[dict[str, Any], str], Step | None]
 """(request body, path label) → the reply, or None for a request it does not serve."""
 
 
-def reply(claims: list[dict[str, Any]]) -> Step:
-    """The judge's JSON reply carrying ``claims``."""
-    return Step(content=json.dumps({"claims": claims}))
+def reply(claims: list[dict[str, Any]], **answer: Any) -> Step:
+    """The judge's JSON reply carrying ``claims`` and the answer-level fields given
+    (``context_relevance``, ``answer_relevance``, ``cause``, ``abstention``)."""
+    return Step(content=json.dumps({"claims": claims, **answer}))
 
 
 def no_step(body: dict[str, Any], label: str) -> Step:
@@ -68,7 +69,8 @@ def no_step(body: dict[str, Any], label: str) -> Step:
 
 
 def supporting(body: dict[str, Any], label: str) -> Step:
-    """Every sentence under ``JUDGE:`` supported by chunk 0, quoting its first 18 characters."""
+    """Every sentence under ``JUDGE:`` supported by chunk 0, quoting its first 18 characters;
+    the chunks and the answer wholly relevant."""
     prompt = body["messages"][-1]["content"]
     chunk = re.search(r"^\[C0\] (.+)$", prompt, flags=re.MULTILINE)
     targets = re.search(r"JUDGE: (.+)$", prompt, flags=re.MULTILINE)
@@ -83,7 +85,13 @@ def supporting(body: dict[str, Any], label: str) -> Step:
         }
         for t in (targets.group(1).split(",") if targets else [])
     ]
-    return Step(content=json.dumps({"claims": claims}), usage=(50, 10))
+    relevant = {
+        "context_relevance": 1.0,
+        "answer_relevance": 1.0,
+        "cause": None,
+        "abstention": None,
+    }
+    return Step(content=json.dumps({"claims": claims, **relevant}), usage=(50, 10))
 
 
 def context_line(body: dict[str, Any], label: str) -> Step:

@@ -201,12 +201,21 @@ def describe(alert: Alert) -> str:
     segment = segment_name(alert.segment)
     d = alert.details
     text = f"{alert.rule} [{alert.state}] {segment}"
-    if "current_rate" in d:
+    if "ceiling" in d and "current_rate" in d:
+        text += (
+            f": unsupported rate {d['current_rate']:.1%} over {d.get('records')} records in the"
+            f" last {d.get('window_hours', 1):g} h, above the ceiling of {d['ceiling']:.0%}"
+            " (no drift baseline yet)"
+        )
+    elif "baseline_frozen" in d:
+        text += ": the drift baseline is frozen; drift watches this segment now"
+    elif "current_rate" in d:
         what, over = _STREAM_WORDS.get(str(d.get("stream")), _STREAM_WORDS["unsupported"])
         text += (
             f": {what} {d['current_rate']:.1%} over {d.get('records')} {over}"
             f" vs baseline {d['baseline_rate']:.1%}"
         )
+        text += _causes(d)
     elif "with_findings" in d:
         rules = ", ".join(f"{r['rule']} {r['answers']}" for r in d.get("rules", []))
         text += (
@@ -234,7 +243,19 @@ _STREAM_WORDS = {
     "unsupported": ("unsupported rate", "records"),
     "critical": ("critical-claim rate", "records"),
     "citation": ("miscited rate", "citing answers"),
+    "retrieval": ("retrieval-miss rate", "answers with a measured context relevance"),
 }
+
+
+def _causes(d: Mapping[str, Any]) -> str:
+    """Which half of the pipeline the bad answers point at: ``; mostly retrieval (11.0
+    points of 14.0)``; nothing on the retrieval stream, whose every bad record is one."""
+    causes = d.get("causes")
+    dominant = d.get("dominant_cause")
+    if not isinstance(causes, Mapping) or dominant not in causes or d.get("stream") == "retrieval":
+        return ""
+    points = float(causes[dominant]) * 100
+    return f"; mostly {dominant} ({points:.1f} points of {float(d['current_rate']) * 100:.1f})"
 
 
 def example_words(example: Mapping[str, Any]) -> str:

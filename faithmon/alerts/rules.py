@@ -51,6 +51,8 @@ KINDS = (
     "faithfulness_drift",
     "critical_drift",
     "citation_drift",
+    "retrieval_drift",
+    "faithfulness_ceiling",
     "judge_drift",
     "no_data",
     "judge_error",

@@ -151,6 +151,21 @@ SAMPLE_DETAILS: dict[str, dict[str, Any]] = {
         "stream": "citation",
         "examples": [{**_EXAMPLES[0], "unsupported_claims": [], "miscited_claims": ["x"]}],
     },
+    "faithfulness_ceiling": {
+        "stream": "unsupported",
+        "ceiling": 0.25,
+        "window_hours": 1.0,
+        "records": 40,
+        "unsupported": 14,
+        "current_rate": 0.35,
+        "min_records": 30,
+        "examples": _EXAMPLES,
+    },
+    "retrieval_drift": {
+        **_DRIFT,
+        "stream": "retrieval",
+        "examples": [{**_EXAMPLES[0], "cause": "retrieval", "context_relevance": 0.1}],
+    },
     "policy_violation": {
         "window_hours": 1.0,
         "evaluations": 240,

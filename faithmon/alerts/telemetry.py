@@ -1,10 +1,12 @@
 """Telemetry out: OpenTelemetry metrics and ``gen_ai.evaluation.result`` events.
 
-Each evaluation the worker writes adds to OTel counters and a histogram
-(attributes: the judge and the record's segment labels) and is emitted as a
-``gen_ai.evaluation.result`` log event parented to the evaluated trace's root
-span, so trace UIs show the verdict beside the request. Both go over OTLP/HTTP
-to ``FAITHMON_TELEMETRY_ENDPOINT`` (a Collector, usually). Events carry scores and
+Each evaluation the worker writes adds to OTel counters and histograms
+(attributes: the judge and the record's segment labels) and is emitted as
+``gen_ai.evaluation.result`` log events parented to the evaluated trace's root
+span, so trace UIs show the verdict beside the request: one per measure
+(faithfulness, and context and answer relevance when the judge measured them; an
+unfaithful answer's cause rides on each). Both go over OTLP/HTTP to
+``FAITHMON_TELEMETRY_ENDPOINT`` (a Collector, usually). Events carry scores and
 counts, never record content.
 """
 
@@ -22,10 +24,19 @@ from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 
-from ..model import Judgement, RagRecord, claim_supported
+from ..model import RETRIEVAL_BAR, Judgement, RagRecord, claim_supported
 
 EVENT = "gen_ai.evaluation.result"
 EVALUATION_NAME = "faithfulness"
+RELEVANCE = {
+    "context_relevance": "How much of what the question asks the chunks bear on",
+    "answer_relevance": "How much of the answer addresses the question",
+}
+RELEVANT = RETRIEVAL_BAR
+"""A relevance score's label: ``relevant`` from this bar up (the scale's midpoint, the
+bar below which the chunks miss the question), ``irrelevant`` below it."""
+
+Attributes = dict[str, str | float | int]
 
 
 def _url(endpoint: str, path: str) -> str:
@@ -70,6 +81,10 @@ class EvaluationTelemetry:
         self._faithfulness = meter.create_histogram(
             "faithmon.faithfulness", description="Strict faithfulness of scored records"
         )
+        self._relevance = {
+            name: meter.create_histogram(f"faithmon.{name}", description=description)
+            for name, description in RELEVANCE.items()
+        }
 
     def __call__(self, record: RagRecord, judgement: Judgement) -> None:
         attributes = {d: record.labels[d] for d in self._dimensions if record.labels.get(d)}
@@ -87,15 +102,27 @@ class EvaluationTelemetry:
             self._unsupported.add(1, attributes)
         if judgement.critical_unsupported:
             self._critical.add(1, attributes)
+        for name, value in _measured(judgement):
+            self._relevance[name].record(value, attributes)
         self._emit(record, judgement)
 
     def _emit(self, record: RagRecord, judgement: Judgement) -> None:
+        """One event per measure: faithfulness always, each relevance when measured."""
         score = judgement.faithfulness
         supported = sum(claim_supported(c.verdict) for c in judgement.claims)
-        event_attributes: dict[str, str | float | int] = {
-            "gen_ai.evaluation.name": EVALUATION_NAME,
+        shared: Attributes = {
             "faithmon.judge": judgement.judge,
             "faithmon.status": judgement.status,
+        }
+        relevance = judgement.relevance
+        cause = relevance.cause if relevance is not None else None
+        if cause is not None:
+            shared["faithmon.cause"] = cause
+        if relevance is not None and relevance.abstention is not None:
+            shared["faithmon.abstention"] = relevance.abstention
+        faithfulness: Attributes = {
+            **shared,
+            "gen_ai.evaluation.name": EVALUATION_NAME,
             "gen_ai.evaluation.explanation": (
                 f"{supported} of {len(judgement.claims)} claims supported"
                 if score is not None
@@ -103,15 +130,24 @@ class EvaluationTelemetry:
             ),
         }
         if score is not None:
-            event_attributes["gen_ai.evaluation.score.value"] = score
-            event_attributes["gen_ai.evaluation.score.label"] = (
+            faithfulness["gen_ai.evaluation.score.value"] = score
+            faithfulness["gen_ai.evaluation.score.label"] = (
                 "unfaithful" if judgement.unsupported else "faithful"
             )
-        self._logger.emit(
-            event_name=EVENT,
-            attributes=event_attributes,
-            context=self._context(record),
-        )
+        events = [faithfulness]
+        for name, value in _measured(judgement):
+            measure: Attributes = {
+                **shared,
+                "gen_ai.evaluation.name": name,
+                "gen_ai.evaluation.score.value": value,
+                "gen_ai.evaluation.score.label": "relevant" if value >= RELEVANT else "irrelevant",
+            }
+            if cause is not None:
+                measure["gen_ai.evaluation.explanation"] = f"unfaithful answer; cause: {cause}"
+            events.append(measure)
+        context = self._context(record)
+        for attributes in events:
+            self._logger.emit(event_name=EVENT, attributes=attributes, context=context)
 
     @staticmethod
     def _context(record: RagRecord) -> Context | None:
@@ -132,3 +168,12 @@ class EvaluationTelemetry:
     def shutdown(self) -> None:
         self._logs.shutdown()
         self._metrics.shutdown()
+
+
+def _measured(judgement: Judgement) -> list[tuple[str, float]]:
+    """The relevance measures the judge gave, by name."""
+    relevance = judgement.relevance
+    if relevance is None:
+        return []
+    values = ((name, getattr(relevance, name)) for name in RELEVANCE)
+    return [(name, value) for name, value in values if value is not None]

@@ -9,9 +9,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from fastapi import FastAPI
+from fastapi.exception_handlers import http_exception_handler
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from .. import __version__
@@ -21,6 +23,7 @@ from ..store import Sessions
 from . import docs, metrics, pages, v1
 from .auth import AuthConfig, KeyRing
 from .guard import Guard
+from .pages.shell import not_found as not_found_page
 from .sessions import SessionSigner
 
 
@@ -45,6 +48,31 @@ def health_route(pipeline: Pipeline) -> Route:
         return JSONResponse({"status": "ok"})
 
     return Route("/healthz", healthz, methods=["GET"])
+
+
+# Paths whose callers are programs: an unknown one is answered in JSON, as the API answers.
+PROGRAM_PATHS = ("/api/", "/v1/", "/openapi.json", "/metrics", "/healthz")
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """An unknown address: a page with the navigation for a browser, JSON for a program
+    (and every other HTTP error as FastAPI answers it)."""
+    assert isinstance(exc, HTTPException)
+    path = request.url.path
+    browser = "text/html" in request.headers.get("accept", "")
+    if exc.status_code == 404 and browser and not path.startswith(PROGRAM_PATHS):
+        return not_found_page(request, f"There is no page at {path}.")
+    return await http_exception_handler(request, exc)
+
+
+def favicon_route() -> Route:
+    """``/favicon.ico``: where a browser looks on a page that names no icon (the API's
+    reference); the dashboard's pages name theirs."""
+
+    async def favicon(request: Request) -> Response:
+        return RedirectResponse("/static/favicon.svg", status_code=301)
+
+    return Route("/favicon.ico", favicon, methods=["GET"])
 
 
 def create_app(
@@ -91,12 +119,13 @@ def create_app(
         ),
         health_route(pipeline),
         docs.route(),
+        favicon_route(),
         *([metrics.route(sessions)] if sessions is not None else []),
         # The dashboard's pages, with the login pages when keys are checked.
         *(
             pages.routes(
                 sessions,
-                (auth.ring, auth.signer) if auth is not None else None,
+                (auth.ring, auth.signer, auth.config) if auth is not None else None,
                 reads,
             )
             if sessions is not None
@@ -117,6 +146,7 @@ def create_app(
     )
     if sessions is not None:
         app.include_router(v1.router(sessions, reads))
+        app.add_exception_handler(HTTPException, _not_found)
     if auth is not None:
         app.add_middleware(Guard, ring=auth.ring, config=auth.config, signer=auth.signer)
     return app

@@ -2,13 +2,16 @@
 
 Counters are cumulative since the database was created (the worker adds to them
 as it writes evaluations), so Prometheus ``rate()`` and ``histogram_quantile()``
-work on them as on any exporter's. They hold every tenant's segments, so a key bound
+work on them as on any exporter's. The context- and answer-relevance histograms of
+the same segments are counted at each scrape over the evaluations still stored, so
+retention lowers them: read them with ``histogram_quantile()`` on the buckets as
+scraped, not on their ``rate()``. They hold every tenant's segments, so a key bound
 to a tenant is refused (403).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -16,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from ..model import partition_label
 from ..store import Sessions, metrics
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -57,15 +61,35 @@ def render(snapshot: Mapping[str, Any]) -> str:
         for row in snapshot["segments"]:
             labels = {**_segment(row["segment"]), "judge": row["judge"]}
             lines.append(f"{name}{_labels(labels)} {row[field]}")
-    name = "faithmon_faithfulness"
-    family(name, "histogram", "Strict faithfulness (supported claims / claims) of scored records.")
-    for row in snapshot["segments"]:
+
+    def histogram(
+        name: str, bounds: Sequence[float], row: Mapping[str, Any], counts: Mapping[str, Any]
+    ) -> None:
         labels = {**_segment(row["segment"]), "judge": row["judge"]}
-        for bound, count in zip(metrics.BUCKETS, row["buckets"], strict=True):
+        for bound, count in zip(bounds, counts["buckets"], strict=True):
             lines.append(f"{name}_bucket{_labels({**labels, 'le': repr(bound)})} {count}")
-        lines.append(f"{name}_bucket{_labels({**labels, 'le': '+Inf'})} {row['scored']}")
-        lines.append(f"{name}_sum{_labels(labels)} {row['faithfulness_sum']}")
-        lines.append(f"{name}_count{_labels(labels)} {row['scored']}")
+        lines.append(f"{name}_bucket{_labels({**labels, 'le': '+Inf'})} {counts['count']}")
+        lines.append(f"{name}_sum{_labels(labels)} {counts['sum']}")
+        lines.append(f"{name}_count{_labels(labels)} {counts['count']}")
+
+    family(
+        "faithmon_faithfulness",
+        "histogram",
+        "Strict faithfulness (supported claims / claims) of scored records.",
+    )
+    for row in snapshot["segments"]:
+        scored = {"buckets": row["buckets"], "sum": row["faithfulness_sum"], "count": row["scored"]}
+        histogram("faithmon_faithfulness", metrics.BUCKETS, row, scored)
+    for measure, help_text in (
+        ("context_relevance", "How much of what the question asks the chunks bear on."),
+        ("answer_relevance", "How much of the answer addresses the question."),
+    ):
+        name = f"faithmon_{measure}"
+        family(name, "histogram", f"{help_text} Over the evaluations stored that measured it.")
+        for row in snapshot["segments"]:
+            measured = row["relevance"][measure]
+            if measured["count"]:
+                histogram(name, metrics.RELEVANCE_BUCKETS, row, measured)
     family("faithmon_queue_depth", "gauge", "Records waiting for the judge.")
     lines.append(f"faithmon_queue_depth {snapshot['queue_depth']}")
     family("faithmon_records", "gauge", "Stored records by status.")
@@ -84,11 +108,17 @@ def render(snapshot: Mapping[str, Any]) -> str:
 
 
 def _segment(segment: Mapping[str, str]) -> dict[str, str]:
-    """A segment as labels: ``segment="overall"`` or ``route="billing"``."""
+    """A segment as labels: ``segment="overall"``, ``segment="route",value="billing"``; one
+    within a tenant's partition (``model.segments_of``) adds ``tenant="acme"``."""
     if not segment:
         return {"segment": "overall"}
-    ((name, value),) = segment.items()
-    return {"segment": name, "value": value}
+    # A partition's own overall ({tenant: acme}) reads as any one-label segment.
+    within = partition_label(tuple(segment)) if len(segment) > 1 else None
+    ((name, value),) = ((k, v) for k, v in segment.items() if k != within)
+    labels = {"segment": name, "value": value}
+    if within:
+        labels[within] = segment[within]
+    return labels
 
 
 def route(sessions: Sessions) -> Route:

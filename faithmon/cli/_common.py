@@ -8,15 +8,16 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .. import config_check
-from ..config import Settings
-from ..config_paths import earlier_state
 from ..errors import ConfigError, DatabaseUrlError
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _URL = "faithmon.database_url"
@@ -36,6 +37,12 @@ def load_settings(state: bool = True, **overrides: Any) -> Settings:
     (refused with ``--strict`` or ``FAITHMON_STRICT=1``). With ``state``, files an earlier
     faithmon kept in the working directory are used, each with a warning, until moved
     into the data dir (``config_paths.earlier_state``)."""
+    # Here, not at the top: the settings import every part's defaults (the judges, drift),
+    # which `faithmon --help` and `--version` do not need.
+    from .. import config_check
+    from ..config import Settings
+    from ..config_paths import earlier_state
+
     meta = _meta()
     unknown = config_check.unknown_names(os.environ)
     if unknown and (meta.get(STRICT) or config_check.strict(os.environ)):
@@ -107,13 +114,35 @@ def limit_option(default: int, help: str = "At most this many rows.") -> Callabl
     )
 
 
+def iso_time(_ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    """The callback of a time option: an ISO-8601 time (a date alone is its midnight); one
+    without an offset is UTC, as the read API takes it."""
+    if value is None:
+        return None
+    try:
+        at = datetime.fromisoformat(value.strip())
+        return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise click.BadParameter(f"{value!r}: not an ISO-8601 time") from None
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless one: "1 record", "12 records"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
-    # The migration runner's INFO lines say which revision ran; they are for --verbose.
+    # The migration runner's INFO lines say which revision ran: for --verbose. So are the
+    # scheduler's: each job started and ended (two lines per job every few seconds), and
+    # its warnings that a run was skipped or late while the one before still ran, which
+    # the worker asks for (one run of a job at a time, late runs coalesced). The worker's
+    # own lines say what each job did.
     if not _meta().get(VERBOSE):
         logging.getLogger("alembic").setLevel(logging.WARNING)
+        logging.getLogger("apscheduler").setLevel(logging.ERROR)
 
 
 def source_of_url() -> str:

@@ -9,6 +9,8 @@ from typing import Any
 import click
 
 from ..alerts import to_json
+from ..alerts.rules import SEVERITIES
+from ..model.alerts import ACKED_AT, ACKED_BY, acknowledgement, detail_label
 from ..store import alerts as store_alerts
 from . import wiring
 from ._common import database_option, json_option, limit_option, load_settings
@@ -38,13 +40,14 @@ def alerts_list(as_json: bool, only_open: bool, limit: int) -> None:
     if not found:
         click.echo("no alerts" + (" open" if only_open else ""))
         return
-    click.echo(f"{'id':>5}  {'opened (UTC)':<19}  {'acknowledged by':<16}  alert")
+    click.echo(f"{'id':>5}  {'opened (UTC)':<19}  alert")
     for alert in found:
-        acked = str(alert.details.get("acked_by") or "-")
         click.echo(
-            f"{'#' + str(alert.id):>5}  {alert.opened_at:%Y-%m-%d %H:%M:%S}  {acked:<16}  "
-            f"{describe(alert)}"
+            f"{'#' + str(alert.id):>5}  {alert.opened_at:%Y-%m-%d %H:%M:%S}  {describe(alert)}"
         )
+        taken = acknowledgement(alert)
+        if taken is not None:
+            click.echo(f"{'':>5}  {'':<19}  {taken.line}")
 
 
 @alerts.command("show")
@@ -64,22 +67,40 @@ def alerts_show(alert_id: int, as_json: bool) -> None:
         click.echo(json.dumps(to_json(alert), indent=2, ensure_ascii=False))
         return
     click.echo(f"#{alert.id} {describe(alert)}")
-    click.echo(f"  opened {alert.opened_at.isoformat()}, updated {alert.updated_at.isoformat()}")
+    opened = f"opened {_time(alert.opened_at)}, updated {_time(alert.updated_at)}"
+    if alert.resolved_at is not None:
+        opened += f", resolved {_time(alert.resolved_at)}"
+    click.echo(f"  {opened}")
+    taken = acknowledgement(alert)
+    click.echo(f"  {taken.line if taken is not None else 'not acknowledged'}")
     for key, value in alert.details.items():
-        if key not in ("examples", "example_details"):
-            click.echo(f"  {key}: {_plain(value)}")
+        if key not in ("examples", "example_details", ACKED_BY, ACKED_AT):
+            click.echo(f"  {detail_label(key)}: {_plain(key, value)}")
     for example in alert.details.get("examples", []):
         click.echo(f"  trace {example['trace_id']}: {example_words(example)}")
 
 
-def _plain(value: Any) -> str:
-    """A detail as a person reads it: mappings as key=value, lists comma-separated."""
+def _time(at: datetime) -> str:
+    return f"{at:%Y-%m-%d %H:%M:%S} UTC"
+
+
+def _plain(key: str, value: Any) -> str:
+    """A detail as a person reads it: rates as percentages, times in UTC, yes or no,
+    mappings as key=value, lists comma-separated."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_plain(v)}" for k, v in value.items()) or "-"
+        return ", ".join(f"{k}={_plain(k, v)}" for k, v in value.items()) or "-"
     if isinstance(value, list | tuple):
-        return ", ".join(_plain(v) for v in value) or "-"
+        joined = "–" if key.endswith("_interval") and len(value) == 2 else ", "
+        return joined.join(_plain(key, v) for v in value) or "-"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return f"{value:.1%}" if key.endswith(("_rate", "_interval")) else f"{value:.4g}"
+    if isinstance(value, str) and key.endswith("_at"):
+        try:
+            return _time(datetime.fromisoformat(value).astimezone(UTC))
+        except ValueError:
+            return value
     return "-" if value is None else str(value)
 
 
@@ -125,12 +146,20 @@ def alerts_ack(alert_id: int, by: str, as_json: bool) -> None:
     help="Labels of the test alert (label=value,..., a segment's key: a ',' or '=' in a "
     "value is written %2C or %3D): it goes where they route.",
 )
+@click.option(
+    "--severity",
+    type=click.Choice(SEVERITIES),
+    default="info",
+    show_default=True,
+    help="Severity of the test alert, for routes that match on it (severity=critical).",
+)
 @json_option
-def alerts_test(sink_name: str | None, route: str | None, as_json: bool) -> None:
+def alerts_test(sink_name: str | None, route: str | None, severity: str, as_json: bool) -> None:
     """Send a labelled test notification through the real sinks and routes, to check the
-    wiring; each sink says whether it took it."""
+    wiring; each sink says whether it took it (an HTTP sink's refusal by its status)."""
     from ..alerts.matchers import alert_labels
     from ..alerts.routing import Router
+    from ..alerts.sinks import DeliveryError
     from ..model import Alert, segment_from_key
 
     settings = load_settings()
@@ -145,7 +174,7 @@ def alerts_test(sink_name: str | None, route: str | None, as_json: bool) -> None
         rule="test",
         segment=labels,
         state="firing",
-        severity="info",
+        severity=severity,
         opened_at=now,
         updated_at=now,
         details={
@@ -179,8 +208,10 @@ def alerts_test(sink_name: str | None, route: str | None, as_json: bool) -> None
         try:
             sink.send(alert)
             results[name] = "sent"
+        except DeliveryError as exc:  # its status or cause, never its URL
+            results[name] = f"failed ({exc})"
         except Exception as exc:
-            # The cause's kind only: an HTTP sink's error can carry its secret URL.
+            # The cause's kind only: another error can carry the sink's secret URL.
             results[name] = f"failed ({type(exc).__name__})"
     if as_json:
         click.echo(json.dumps({"labels": labels, "sinks": results}))

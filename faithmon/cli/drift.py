@@ -11,6 +11,7 @@ import click
 
 from .. import drift
 from ..model import segment_key, segment_name
+from ..model.segment_state import detector_state
 from . import wiring
 from ._common import database_option, json_option, load_settings
 
@@ -21,11 +22,13 @@ def drift_group() -> None:
 
 
 def _state(reading: drift.Reading) -> str:
-    if reading.folded:
+    """The detector's state as the dashboard names it, and what folded or explained it."""
+    state = detector_state(reading.level, reading.folded, reading.explained_by is not None)
+    if state == "folded":
         return "folded into " + segment_name(reading.partition)
-    if reading.explained_by is not None:
+    if state == "explained" and reading.explained_by is not None:
         return "explained by " + segment_name(reading.explained_by)
-    return reading.level
+    return state
 
 
 @drift_group.command("rebuild")
@@ -70,12 +73,22 @@ def drift_status(as_json: bool) -> None:
     judge_ = wiring.make_judge(settings)
     config = wiring.drift_config(settings)
     with wiring.open_store(settings, must_exist=True) as sessions:
-        run = jobs.check_drift(sessions, judge_.name, config, dry_run=True)
-    if not run.baseline_ready:
-        click.echo(
-            f"building the baseline: it needs {config.baseline_records} scored records over "
-            f"{config.baseline_days:g} days (judge {judge_.name})"
+        run = jobs.check_drift(
+            sessions, judge_.name, config, dry_run=True, ceiling=wiring.ceiling(settings)
         )
+    if not run.baseline_ready:
+        if as_json:
+            click.echo(json.dumps({"building": [dict(p) for p in run.progress]}, indent=2))
+            return
+        click.echo(f"drift detection has not started yet (judge {judge_.name})")
+        for grown in run.progress:
+            name = segment_name(grown["labels"], "the records without a tenant")
+            click.echo(f"{name}: {drift.progress_line(grown)}")
+        if not run.progress:
+            click.echo(
+                f"baseline: 0 of {config.baseline_records:,} scored records; until then the"
+                f" ceiling of {wiring.ceiling(settings).ceiling:.0%} applies"
+            )
         return
     rows: list[dict[str, Any]] = []
     partitions: list[str] = []
@@ -133,12 +146,9 @@ def drift_status(as_json: bool) -> None:
         )
     for item in silent:
         click.echo(f"silent: {segment_name(item['segment'])} since {item['last_at']}")
-    for root in run.building:
-        click.echo(
-            f"building the baseline of {segment_name(root, 'the records without a tenant')}:"
-            f" it needs {config.segment_min_baseline} scored records over"
-            f" {config.baseline_days:g} days"
-        )
+    for grown in run.progress:
+        name = segment_name(grown["labels"], "the records without a tenant")
+        click.echo(f"{name}: {drift.progress_line(grown)}")
 
 
 @drift_group.command("calibrate")

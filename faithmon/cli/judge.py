@@ -14,7 +14,8 @@ import click
 from ..errors import ConfigError
 from ..judge import JUDGES
 from . import wiring
-from ._common import database_option, json_option, load_settings
+from ._common import counted, database_option, json_option, load_settings
+from .input_files import read_lines
 
 
 @click.group()
@@ -98,8 +99,9 @@ def judge_unblock(name: str | None, as_json: bool) -> None:
 def score(file: Path, output: IO[str], judge_name: str | None) -> None:
     """Score a JSONL file of {user_input, response, retrieved_contexts}; no database.
 
-    DeepEval's names (input, actual_output, retrieval_context) are read too. A summary
-    (records, mean scores, claims by verdict, errors) ends the run, on stderr.
+    DeepEval's names (input, actual_output, retrieval_context) and RAGAS's older ones
+    (question, answer, contexts) are read too. A summary (records scored, mean scores,
+    claims by verdict, errors) ends the run, on stderr.
     """
     from ..judge.jsonl import score_lines
 
@@ -108,7 +110,7 @@ def score(file: Path, output: IO[str], judge_name: str | None) -> None:
         judge = wiring.make_judge(settings, judge_name)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    lines = _read_lines(file)
+    lines = read_lines(file)
     summary = Summary()
     with click.progressbar(
         lines, label="scoring", file=sys.stderr, show_pos=True, show_eta=True, width=30
@@ -126,26 +128,6 @@ def score(file: Path, output: IO[str], judge_name: str | None) -> None:
 
 
 _ERRORS_SHOWN = 10
-
-
-def _read_lines(file: Path) -> list[str]:
-    """The file's lines; a file that is not UTF-8 text is one line naming where it breaks."""
-    data = sys.stdin.buffer.read() if str(file) == "-" else _read_bytes(file)
-    try:
-        return data.decode("utf-8-sig").splitlines()
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise click.ClickException(
-            f"{file}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
-            "save it as UTF-8 JSONL"
-        ) from None
-
-
-def _read_bytes(file: Path) -> bytes:
-    try:
-        return file.read_bytes()
-    except OSError as exc:
-        raise click.ClickException(f"cannot read {file}: {exc.strerror}") from None
 
 
 @dataclass
@@ -176,9 +158,13 @@ class Summary:
         def mean(values: list[float]) -> str:
             return f"{sum(values) / len(values):.3f}" if values else "-"
 
+        errors = f"errors: {len(self.errors)} in the input, {self.judge_errors} of the judge"
+        # A line the judge failed on, or that could not be read, was not scored.
+        scored = self.records - len(self.errors) - self.judge_errors
+        if scored == 0:
+            return f"nothing scored of {counted(self.records, 'line')}; {errors}"
         verdicts = ", ".join(f"{n} {v}" for v, n in sorted(self.verdicts.items())) or "none"
         return (
-            f"scored {self.records} records: mean faithfulness {mean(self.strict)} strict, "
-            f"{mean(self.lenient)} lenient; claims: {verdicts}; errors: {len(self.errors)} in "
-            f"the input, {self.judge_errors} of the judge"
+            f"scored {counted(scored, 'record')}: mean faithfulness {mean(self.strict)} strict, "
+            f"{mean(self.lenient)} lenient; claims: {verdicts}; {errors}"
         )

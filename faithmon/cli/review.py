@@ -14,7 +14,7 @@ import click
 from ..model.review import LABELS, ReviewItem, item_json
 from ..store import review as store_review
 from . import wiring
-from ._common import database_option, json_option, limit_option, load_settings
+from ._common import counted, database_option, json_option, limit_option, load_settings
 from .review_labels import parse_labels
 
 
@@ -118,7 +118,8 @@ def review_label(
         click.echo(json.dumps({**item_json(done), "reviewer": who, "labelled": len(labels)}))
         return
     state = "done" if done.status == store_review.DONE else "waits for another reviewer"
-    click.echo(f"trace {trace_id}: {len(labels)} claims labelled by {who}; the item {state}")
+    labelled = counted(len(labels), "claim")
+    click.echo(f"trace {trace_id}: {labelled} labelled by {who}; the item {state}")
 
 
 @review.command("skip")
@@ -169,37 +170,75 @@ def _num(value: float | None) -> str:
 
 
 @review.command("calibrate")
+@click.option("--dry-run", is_flag=True, help="Show the thresholds without storing them.")
+@click.option(
+    "--reset",
+    is_flag=True,
+    help="Remove every stored threshold (no answer is gated until the next calibration).",
+)
 @json_option
 @database_option
-def review_calibrate(as_json: bool) -> None:
+def review_calibrate(dry_run: bool, reset: bool, as_json: bool) -> None:
     """For each judge configuration and segment, the score threshold with the lowest false
     acceptance under FAITHMON_REVIEW_MAX_FALSE_REJECTION, with its guard band; stored,
-    versioned. A configuration is calibrated on every reviewed answer it has scored (so a
-    new one, once the reviewed traces are rescored); thresholds of other configurations
-    than the current judge are listed as stale."""
+    versioned, with the number of labelled answers it rests on. A segment needs
+    FAITHMON_REVIEW_MIN_LABELS labelled answers before its threshold is stored. A
+    configuration is calibrated on every reviewed answer it has scored (so a new one,
+    once the reviewed traces are rescored); thresholds of other configurations than the
+    current judge are listed as stale."""
     from ..review.calibrate import answer_points, by_segment, calibrate, dataset_version, rescored
+    from ..review.calibrate import shortfall as short_of
     from ..store import review_thresholds as thresholds
 
+    if reset and dry_run:
+        raise click.UsageError("--reset removes thresholds; --dry-run stores none: give one")
     settings = load_settings()
+    if reset:
+        with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
+            removed = thresholds.clear_thresholds(session)
+        click.echo(
+            json.dumps({"removed": removed})
+            if as_json
+            else f"removed {counted(removed, 'stored threshold')}: none gates an answer until "
+            "the next calibration"
+        )
+        return
     current = wiring.make_judge(settings).name
+    needed = settings.review_min_labels
     now = datetime.now(UTC)
-    results = []
+    results: list[dict[str, Any]] = []
+    waiting: list[dict[str, Any]] = []
     with wiring.open_store(settings, must_exist=True) as sessions, sessions.begin() as session:
         items = store_review.reviewed(session)
         scores = thresholds.scores_by_trace(session, [i.trace_id for i in items])
         for judge, mine in rescored(items, scores).items():
             version = dataset_version(mine)
+            stored = thresholds.latest_thresholds(session, judge)
             for segment, members in sorted(by_segment(mine, settings.drift_dimensions).items()):
-                found = calibrate(
-                    answer_points(members),
-                    settings.review_max_false_rejection,
-                    settings.review_guard_band,
-                )
+                points = answer_points(members)
+                name = segment or "overall"
+                why_not = short_of(points, needed)
+                found = None
+                if why_not is None:
+                    max_fr, guard = settings.review_max_false_rejection, settings.review_guard_band
+                    found = calibrate(points, max_fr, guard)
                 if found is None:
+                    # A threshold stored before (from fewer labels, say) stays in use.
+                    waiting.append(
+                        {
+                            "judge": judge,
+                            "segment": name,
+                            "n": len(points),
+                            "reason": why_not or "no score within 0 to 1",
+                            "kept": stored.get(segment),
+                        }
+                    )
                     continue
-                thresholds.save_threshold(session, judge, segment, found, version, now)
-                results.append({"judge": judge, "segment": segment or "overall", **_t(found)})
-                results[-1]["dataset_version"] = version
+                if not dry_run:
+                    thresholds.save_threshold(session, judge, segment, found, version, now)
+                results.append(
+                    {"judge": judge, "segment": name, **_t(found), "dataset_version": version}
+                )
         stale = [
             {"judge": judge, "segment": segment or "overall", **kept}
             for judge, by_segment_kept in thresholds.latest_of_every_judge(session).items()
@@ -207,17 +246,40 @@ def review_calibrate(as_json: bool) -> None:
             for segment, kept in by_segment_kept.items()
         ]
     if as_json:
-        click.echo(json.dumps({"judge": current, "thresholds": results, "stale": stale}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "judge": current,
+                    "dry_run": dry_run,
+                    "min_labels": needed,
+                    "thresholds": results,
+                    "waiting": waiting,
+                    "stale": stale,
+                },
+                indent=2,
+            )
+        )
         return
-    if not results:
+    if not results and not waiting:
         click.echo("no reviewed answers with a score yet")
+        return
     for r in results:
         click.echo(
             f"{r['judge']} {r['segment']}: threshold {r['threshold']} (review "
-            f"{r['guard_low']}-{r['guard_high']}); {r['rationale']}"
+            f"{r['guard_low']}-{r['guard_high']}) on {r['n']} labelled answers; {r['rationale']}"
         )
+    for w in waiting:
+        kept = (
+            f"; the threshold stored before, on {w['kept'].get('n')} answers, stays in use "
+            "until --reset"
+            if w["kept"]
+            else ""
+        )
+        click.echo(f"{w['judge']} {w['segment']}: no threshold: {w['reason']}{kept}")
     for r in stale:
         click.echo(f"stale (not the current judge): {r['judge']} {r['segment']}")
+    done = "Dry run: nothing stored" if dry_run else f"{counted(len(results), 'threshold')} stored"
+    click.echo(f"{done}; each needs {needed} labelled answers (FAITHMON_REVIEW_MIN_LABELS).")
 
 
 def _t(found: Any) -> dict[str, Any]:

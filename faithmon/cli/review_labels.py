@@ -5,7 +5,8 @@
 - ``--split "INDEX=first part|second part"`` splits a claim the judge left whole;
 - ``--merge "I+J=VERDICT[:critical|:minor]"`` labels claims the judge split as one.
 
-Each mistake is a ValueError naming the option and the text.
+Each mistake is a ValueError naming the option and the text; labels that leave a claim out
+are refused (the item would close with it unlabelled).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model.review import LABELS, ClaimLabel, ReviewClaim, shape_problem
+from ..review.labels import unlabelled
 
 
 def _verdict(text: str, rest: str) -> tuple[str, bool]:
@@ -80,7 +82,7 @@ def parse_labels(
         if missing:
             n = missing[0]
             raise ValueError(f"--split {index}: part {n} has no --claim {index}.{n}")
-    problem = shape_problem(labels, len(stored))
+    problem = shape_problem(labels, len(stored)) or unlabelled(labels, len(stored))
     if problem is not None:
         raise ValueError(problem)
     return labels

@@ -6,10 +6,11 @@ import contextlib
 import json
 import logging
 import os
+import random
 import socket
 import sys
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,14 @@ if TYPE_CHECKING:
 
 from ..errors import ConfigError
 from . import wiring
-from ._common import configure_logging, database_option, json_option, load_settings
+from ._common import (
+    configure_logging,
+    counted,
+    database_option,
+    iso_time,
+    json_option,
+    load_settings,
+)
 from .heartbeat import Heartbeat
 
 
@@ -35,7 +43,13 @@ from .heartbeat import Heartbeat
     type=click.IntRange(min=1),
     help="Requests to send.",
 )
-@click.option("--seed", default=7, show_default=True, help="Seed of the simulated traffic.")
+@click.option(
+    "--seed",
+    default=7,
+    show_default=True,
+    help="Seed of the simulated traffic and its trace ids: a seed gives the same records "
+    "and review queue each run.",
+)
 @click.option(
     "-o",
     "--output",
@@ -75,6 +89,9 @@ def demo(
     # Its own database and a throwaway key: nothing of the data dir is read.
     settings = replace(load_settings(state=False), database_url=demo_database.prepare(url))
     configure_logging("WARNING")
+    # The tracer's ids come from the random module: seeded, a seed's traffic keeps its trace
+    # ids, and with them what the sampler keeps and the review queue picks (both by id).
+    random.seed(seed)
     run_demo(settings, requests=count, seed=seed, out=sys.stdout, report=report_path)
 
 
@@ -206,7 +223,11 @@ def serve(host: str, port: int, grpc_port: int, spool_dir: str | None) -> None:
         )
         beat.start()
         stack.callback(beat.stop)
-        logging.getLogger(__name__).info("faithmon: receiving OTLP on http://%s:%d", host, bound)
+        log = logging.getLogger(__name__)
+        url = _url(host, bound)
+        log.info("faithmon: receiving OTLP on %s (POST /v1/traces)", url)
+        # Printed, not only logged: the address to open whatever FAITHMON_LOG_LEVEL says.
+        click.echo(f"faithmon: the dashboard is at {url}/ and the API at {url}/api/v1", err=True)
         server.serve(
             app, sock, pipeline, before_drain=stop_grpc, drain_seconds=settings.drain_seconds
         )
@@ -243,8 +264,14 @@ def worker(once: bool, check: bool, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--since", required=True, type=click.DateTime(), help="Start of the window (UTC).")
-@click.option("--until", type=click.DateTime(), default=None, help="End of the window (UTC).")
+@click.option(
+    "--since",
+    required=True,
+    metavar="TIME",
+    callback=iso_time,
+    help="Start of the window (ISO-8601; without an offset, UTC).",
+)
+@click.option("--until", metavar="TIME", callback=iso_time, help="End of the window (ISO-8601).")
 @click.option("--segment", multiple=True, help="Only records with this label=value.")
 @json_option
 @database_option
@@ -266,14 +293,23 @@ def rescore(
         queued = work.reset_for_rescore(
             session,
             judge.name,
-            since.replace(tzinfo=UTC),
-            until.replace(tzinfo=UTC) if until else None,
+            since,
+            until,
             pairs,
         )
     if as_json:
         click.echo(json.dumps({"queued": queued, "judge": judge.name}))
         return
-    click.echo(f"queued {queued} records for {judge.name}; the worker scores them")
+    click.echo(f"queued {counted(queued, 'record')} for {judge.name}; the worker scores them")
+
+
+def _url(host: str, port: int) -> str:
+    """The address to open for a bound ``host``: on every address, this machine's own."""
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        host = "localhost"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address
+    return f"http://{host}:{port}"
 
 
 def _check_auth(auth: Auth, host: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 import click
 
@@ -15,7 +15,7 @@ from ..store import reads_traces as reads
 from ..store import stored_records as stored_traces
 from ..store import trace_view
 from . import traces_show, wiring
-from ._common import database_option, json_option, limit_option, load_settings
+from ._common import database_option, iso_time, json_option, limit_option, load_settings
 from .views import record_json
 
 # As the read API's ``status`` and ``label`` parameters take them (a label by the parser
@@ -34,17 +34,6 @@ def _labels(_ctx: click.Context, _param: click.Parameter, values: Sequence[str])
     return labels
 
 
-def _utc(_ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
-    """An ISO-8601 time; one without an offset is UTC (as the read API takes it)."""
-    if value is None:
-        return None
-    try:
-        at = datetime.fromisoformat(value)
-        return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise click.BadParameter(f"{value!r}: not an ISO-8601 time") from None
-
-
 @click.group()
 def traces() -> None:
     """Stored RAG records."""
@@ -60,8 +49,8 @@ def traces() -> None:
     callback=_labels,
     help="Only records with this label (KEY:VALUE also works); repeat it to ask for every pair.",
 )
-@click.option("--since", metavar="TIME", callback=_utc, help="Started at or after (ISO-8601).")
-@click.option("--until", metavar="TIME", callback=_utc, help="Started before (ISO-8601).")
+@click.option("--since", metavar="TIME", callback=iso_time, help="Started at or after (ISO-8601).")
+@click.option("--until", metavar="TIME", callback=iso_time, help="Started before (ISO-8601).")
 @click.option(
     "--max-score",
     type=click.FloatRange(0, 1),

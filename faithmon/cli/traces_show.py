@@ -4,7 +4,8 @@ with the claims that cite it and their verdicts, then the claims that cite no ch
 It renders the API's trace view (:mod:`faithmon.store.trace_view`), so what a person reads
 is what ``--json`` and the read API say. Verdicts that fail the answer are written in
 capitals and marked ``!``/``?``, so they stand out with colour off too (click drops the
-styles when stdout is not a terminal)."""
+styles when stdout is not a terminal). Chunks are numbered from 1, as the answer's ``[n]``
+markers and the trace page number them; ``--json`` keeps the positions, from 0."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from datetime import datetime
 from typing import Any
 
 import click
+
+from ..model.records import kept_because
 
 _VERDICT: dict[str, tuple[str, str, dict[str, Any]]] = {
     "supported": ("+", "supported", {"fg": "green"}),
@@ -65,7 +68,7 @@ def _underlined(text: str, quotes: Sequence[str]) -> str:
 def _cites(claim: Mapping[str, Any], marked: bool) -> str | None:
     """Whether the chunks the claim's markers name support it; ``marked``: the answer has
     markers, so a claim citing nothing is worth saying."""
-    named = " ".join(f"[{i}]" for i in claim["citations"])
+    named = " ".join(f"[{i + 1}]" for i in claim["citations"])
     verdict = claim["citation"]
     if verdict == "correct":
         return click.style(f"cites {named}: correct", fg="green")
@@ -181,7 +184,7 @@ def _head(view: Mapping[str, Any]) -> Iterator[str]:
     sampling = view["sampling"]
     asked = sampling["keep_requested"]
     asked = f" (the app asked: {plain(asked)})" if asked else ""
-    yield f"  sampled  {plain(sampling['reason'])}{asked}"
+    yield f"  sampler  {plain(kept_because(sampling['reason']))}{asked}"
     if view["incomplete_reason"]:
         yield f"  incomplete  {plain(view['incomplete_reason'])}"
     for given in view["feedback"]:
@@ -208,7 +211,7 @@ def _chunks(view: Mapping[str, Any]) -> Iterator[str]:
     for chunk in view["chunks"]:
         claims = cited.get(chunk["position"], [])
         name = plain(chunk["id"]) if chunk["id"] is not None else "(no id)"
-        yield f"  [{chunk['position']}] {name}  score {score(chunk['score'])}"
+        yield f"  [{chunk['position'] + 1}] {name}  score {score(chunk['score'])}"
         quotes = [plain(c["quote"]) for _, c, _ in claims if c["quote"]]
         yield from _block(_underlined(plain(chunk["text"]), quotes))
         yield from (_claim_line(claim, tag, marked) for tag, claim, marked in claims)
@@ -232,4 +235,4 @@ def render(view: Mapping[str, Any]) -> Iterator[str]:
         yield click.style("retrieved (as the retriever returned them)", bold=True)
         for chunk in view["retrieved"]:
             name = plain(chunk["id"]) if chunk["id"] is not None else "(no id)"
-            yield f"  [{chunk['position']}] {name}  score {score(chunk['score'])}"
+            yield f"  [{chunk['position'] + 1}] {name}  score {score(chunk['score'])}"

@@ -267,6 +267,11 @@ def make_judge(settings: Settings, name: str | None = None) -> Judge:
     return build_judge(name or settings.judge, options)
 
 
+def ceiling(settings: Settings) -> drift.Ceiling:
+    """FAITHMON_ALERT_CEILING and FAITHMON_ALERT_CEILING_MIN_RECORDS, over the last hour."""
+    return part_config(drift.Ceiling, settings, "alert_", window=timedelta(hours=1))
+
+
 def drift_config(settings: Settings) -> drift.DriftConfig:
     # Calibrated thresholds are in the store, not the settings: the drift job reads them.
     return part_config(drift.DriftConfig, settings, "drift_", calibrated={})

@@ -4,6 +4,7 @@ same ones."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -15,11 +16,14 @@ from ..config_paths import make_room, make_room_for_database
 from ..drift import DriftConfig
 from ..jobs import health, notify, silences, violations
 from ..jobs import review as review_jobs
-from ..model import AlertSink, Judge, Judgement, RagRecord
+from ..model import AlertSink, Judge, Judgement, RagRecord, segment_key
 from ..store import Sessions
 from ..store.locks import singleton, sqlite_worker_lock
 from . import wiring
+from ._common import counted
 from .scrub_key import KeyCheck
+
+logger = logging.getLogger(__name__)
 
 NOTIFY_TICK = 5.0
 """Seconds between the notify job's looks at the outbox: well under the shortest sensible
@@ -92,13 +96,22 @@ class WorkerJobs:
         return scored
 
     def schedule(self, settings: Settings) -> list[tuple[Callable[[], object], float]]:
-        """Each job with its interval in seconds, for ``worker.run``."""
+        """Each job with its interval in seconds, for ``worker.run``; each says at INFO
+        what it did (scoring, the queue and retention say it themselves)."""
         return [
             (_named(self.score_and_review, "score"), settings.score_interval),
-            (self.detect, settings.drift_interval),
+            (_named(_told_drift(self.detect), "detect"), settings.drift_interval),
             (self.retain, settings.retention_interval),
-            *([(self.sentinel, settings.sentinel_interval)] if settings.sentinel_interval else []),
-            *([(self.send_groups, NOTIFY_TICK)] if self.grouping else []),
+            *(
+                [(_named(_told_sentinels(self.sentinel), "sentinel"), settings.sentinel_interval)]
+                if settings.sentinel_interval
+                else []
+            ),
+            *(
+                [(_named(_told_groups(self.send_groups), "notify"), NOTIFY_TICK)]
+                if self.grouping
+                else []
+            ),
             (self.heartbeat, min(settings.score_interval, 10.0)),
         ]
 
@@ -117,6 +130,59 @@ class WorkerJobs:
             "retention_deleted": deleted,
             "group_messages": messages,
         }
+
+
+def _told_drift(detect: Callable[[], jobs.DriftRun | None]) -> Callable[[], object]:
+    """The drift job, saying how many segments fire: at the first run, then whenever that
+    or an alert changes (not once a minute while nothing does)."""
+    said: list[tuple[bool, int]] = []
+
+    def run() -> object:
+        result = detect()
+        if result is None:  # another worker holds the drift job
+            return None
+        firing = {segment_key(r.segment) for r in result.readings if r.signal().level == "firing"}
+        now = (result.baseline_ready, len(firing))
+        if result.changed or said != [now]:
+            state = (
+                f"{counted(len(firing), 'segment')} firing"
+                if result.baseline_ready
+                else "no frozen baseline yet"
+            )
+            logger.info(
+                "faithmon: drift: %s; %s", state, counted(len(result.changed), "alert change")
+            )
+            said[:] = [now]
+        return result
+
+    return run
+
+
+def _told_sentinels(sentinel: Callable[[], list[jobs.SentinelRun]]) -> Callable[[], object]:
+    def run() -> object:
+        runs = sentinel()
+        for one in runs:
+            logger.info(
+                "faithmon: sentinel set %s %s: accuracy %.1f%% over %s%s",
+                one.name,
+                one.version,
+                100 * one.result.accuracy,
+                counted(one.result.cases, "case"),
+                "; the judge is drifting" if one.drift.drifting else "",
+            )
+        return runs
+
+    return run
+
+
+def _told_groups(send: Callable[[], int]) -> Callable[[], object]:
+    def run() -> object:
+        sent = send()
+        if sent:
+            logger.info("faithmon: sent %s", counted(sent, "grouped notification"))
+        return sent
+
+    return run
 
 
 def _named(job: Callable[[], object], name: str) -> Callable[[], object]:
@@ -157,6 +223,7 @@ def worker_jobs(
     silenced, on_muted = silences.silence_check(sessions)
     last_drift = [datetime.now(UTC) - timedelta(days=1)]
     queue_policy = wiring.review_policy(settings)
+    ceiling = wiring.ceiling(settings)
 
     def score() -> int:
         return jobs.score_pending(
@@ -180,7 +247,9 @@ def worker_jobs(
         with singleton(sessions, "drift") as held:
             if not held:
                 return None
-            run = jobs.check_drift(sessions, judge.name, config, sinks, policy=policy, floor=floor)
+            run = jobs.check_drift(
+                sessions, judge.name, config, sinks, policy=policy, floor=floor, ceiling=ceiling
+            )
             # The monitor's own failures (judge errors, receivers not saving): their own kinds.
             health.check_health(sessions, judge.name, bounds, sinks, policy=policy)
             review_jobs.check_disagreement(

@@ -2,7 +2,10 @@
 
 Everything is deterministic given a seed and needs no network. Model
 ``northwind-llm-1.0`` copies sentences from the top chunk (and now and then adds
-a harmless unsupported remark); ``northwind-llm-1.1`` also invents facts.
+a harmless unsupported remark); ``northwind-llm-1.1`` also invents facts. Retriever
+``kb-2026.12``, a re-indexed knowledge base, returns another topic's chunks for part of
+the shipping questions; a model given chunks that miss the question often answers from
+what it remembers instead.
 """
 
 from __future__ import annotations
@@ -16,6 +19,11 @@ import faithmon_instrumentation as fm
 SERVICE = "northwind-help"
 RETRIEVER = "keyword"
 RETRIEVER_VERSION = "kb-2026.11"
+NEW_RETRIEVER_VERSION = "kb-2026.12"
+NEW_RETRIEVER_ROUTE = "shipping"
+OFF_TOPIC_SHARE = 0.7
+"""Of the questions the new retriever serves, those it answers with another topic's chunks."""
+OFF_TOPIC_DOCS = ("billing/invoices", "returns/exceptions")
 STABLE_MODEL = "northwind-llm-1.0"
 NEW_MODEL = "northwind-llm-1.1"
 TENANTS = ("acme", "globex", "initech")
@@ -124,6 +132,17 @@ INVENTED = {
         "Gift cards can be refunded to any bank account.",
     ),
 }
+REMEMBERED = {
+    # What a model says from memory when its chunks miss the question: plausible, and
+    # in no chunk it was given.
+    "billing": ("Invoices are e-mailed on the 15th of each month.",),
+    "shipping": (
+        "Standard shipping takes 2 business days.",
+        "Express orders placed before noon arrive the same day.",
+        "Tracking numbers are sent by text message.",
+    ),
+    "returns": ("Returns are accepted within 14 days.",),
+}
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -142,31 +161,48 @@ class Request:
     route: str
     tenant: str
     model: str
+    retriever_version: str = RETRIEVER_VERSION
 
 
-def retrieve(question: str, k: int = 2) -> list[dict[str, object]]:
-    """Keyword overlap over the knowledge base; nothing when nothing overlaps."""
+def _chunk(doc_id: str, score: float) -> dict[str, object]:
+    return {
+        "id": doc_id,
+        "text": DOCS[doc_id][1],
+        "score": round(score, 3),
+        "metadata": {"source": "help-centre"},
+    }
+
+
+def retrieve(
+    question: str, k: int = 2, version: str = RETRIEVER_VERSION, rng: random.Random | None = None
+) -> list[dict[str, object]]:
+    """Keyword overlap over the knowledge base; nothing when nothing overlaps. The new
+    version's index sends part of its questions to another topic's chunks."""
+    if version == NEW_RETRIEVER_VERSION and rng is not None and rng.random() < OFF_TOPIC_SHARE:
+        return [_chunk(doc_id, 0.5) for doc_id in OFF_TOPIC_DOCS[:k]]
     asked = _words(question)
     scored = []
     for doc_id, (_, text) in DOCS.items():
         overlap = len(asked & _words(text))
         if overlap:
-            scored.append((overlap / len(asked), doc_id, text))
+            scored.append((overlap / len(asked), doc_id))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    return [
-        {
-            "id": doc_id,
-            "text": text,
-            "score": round(score, 3),
-            "metadata": {"source": "help-centre"},
-        }
-        for score, doc_id, text in scored[:k]
-    ]
+    return [_chunk(doc_id, score) for score, doc_id in scored[:k]]
+
+
+def _off_topic(request: Request, chunks: list[dict[str, object]]) -> bool:
+    """What the scripted model 'notices': none of its chunks is of the question's topic."""
+    return all(DOCS[str(c["id"])][0] != request.route for c in chunks)
 
 
 def generate(request: Request, chunks: list[dict[str, object]], rng: random.Random) -> str:
     if not chunks:
         return "I'm sorry, I can't find that in our help centre."
+    missed = request.retriever_version == NEW_RETRIEVER_VERSION and _off_topic(request, chunks)
+    if missed and rng.random() < 0.8:
+        # The chunks miss the question: the model fills the gap from memory. (Only behind
+        # the new index, so the traffic of earlier stories draws the same numbers.)
+        return rng.choice(REMEMBERED[request.route])
     top = str(chunks[0]["text"])
     first, _, rest = top.partition(". ")
     # The model cites its sources; the new one sometimes names the wrong chunk.
@@ -181,7 +217,9 @@ def generate(request: Request, chunks: list[dict[str, object]], rng: random.Rand
     return " ".join(sentences)
 
 
-def make_request(rng: random.Random, new_model_share: float) -> Request:
+def make_request(
+    rng: random.Random, new_model_share: float, new_retriever_share: float = 0.0
+) -> Request:
     route = rng.choice(tuple(QUESTIONS))
     if rng.random() < 0.03:
         question = rng.choice(OUT_OF_SCOPE)
@@ -190,14 +228,19 @@ def make_request(rng: random.Random, new_model_share: float) -> Request:
             email=rng.choice(EMAILS), phone=rng.choice(PHONES)
         )
     model = NEW_MODEL if rng.random() < new_model_share else STABLE_MODEL
-    return Request(question, route, rng.choice(TENANTS), model)
+    version = RETRIEVER_VERSION
+    if new_retriever_share and route == NEW_RETRIEVER_ROUTE and rng.random() < new_retriever_share:
+        version = NEW_RETRIEVER_VERSION
+    return Request(question, route, rng.choice(TENANTS), model, version)
 
 
 def handle(request: Request, rng: random.Random) -> str:
     """Serve one request, instrumented with faithmon's shim."""
     with fm.rag_span(request.question, route=request.route, tenant=request.tenant) as rag:
-        chunks = retrieve(request.question)
-        rag.record_retrieval(chunks, retriever=RETRIEVER, retriever_version=RETRIEVER_VERSION)
+        chunks = retrieve(request.question, version=request.retriever_version, rng=rng)
+        rag.record_retrieval(
+            chunks, retriever=RETRIEVER, retriever_version=request.retriever_version
+        )
         answer = generate(request, chunks, rng)
         rag.record_answer(answer, model=request.model)
     return answer

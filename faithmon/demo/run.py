@@ -33,6 +33,9 @@ SEVERITY_RULES = Path(__file__).with_name("severity.toml")
 the commands it suggests afterwards (which read the configured judge's scores) find its
 scores; ``FAITHMON_SEVERITY_RULES`` set to this file runs it with these."""
 PHASES = 4  # the second half of the traffic arrives in this many steps
+RETRIEVER_FROM = 1
+"""The rollout step from which most shipping questions go to the new retriever."""
+RETRIEVER_SHARE = 0.8
 
 
 def demo_settings(settings: Settings, requests: int) -> Settings:
@@ -91,19 +94,26 @@ def _run(
     )
     rng = random.Random(seed)
     half = requests // 2
-    steps = [(half, 0.0, "baseline: all traffic on " + app.STABLE_MODEL)]
+    steps = [(half, 0.0, 0.0, "baseline: all traffic on " + app.STABLE_MODEL)]
     rest = requests - half
     for i in range(PHASES):
         size = rest // PHASES + (1 if i < rest % PHASES else 0)
-        steps.append((size, 0.4, f"rollout step {i + 1}: 40% of traffic on {app.NEW_MODEL}"))
+        retriever = RETRIEVER_SHARE if i + 1 >= RETRIEVER_FROM else 0.0
+        title = f"rollout step {i + 1}: 40% of traffic on {app.NEW_MODEL}"
+        steps.append((size, 0.4, retriever, title))
 
     out.write(
         f"faithmon demo: {requests} requests into {opening.shown_url(settings.database_url)}\n\n"
     )
     try:
-        for size, share, title in steps:
+        for index, (size, share, retriever, title) in enumerate(steps):
+            if index == RETRIEVER_FROM:  # steps[0] is the baseline
+                out.write(
+                    f"  and from here {retriever:.0%} of the {app.NEW_RETRIEVER_ROUTE} questions"
+                    f" go to the re-indexed retriever {app.NEW_RETRIEVER_VERSION}\n"
+                )
             for _ in range(size):
-                app.handle(app.make_request(rng, share), rng)
+                app.handle(app.make_request(rng, share, retriever), rng)
             pipeline.flush_all()
             scored = work.score()
             result = _ran(work.detect())
@@ -200,16 +210,24 @@ def _ran(run: jobs.DriftRun | None) -> jobs.DriftRun:
 
 
 def _print_table(readings: tuple[drift.Reading, ...], out: TextIO) -> None:
+    """Every detector, segments aligned however long their names; the unsupported rate's
+    points by cause (retrieval, generation) beside it."""
+    width = max([len("segment"), *(len(segment_key(r.segment) or "overall") for r in readings)])
     header = (
-        f"{'segment':<30} {'stream':<11} {'baseline':>8} {'current':>8} {'records':>7}"
-        f" {'cusum':>7} {'h':>5}  state"
+        f"{'segment':<{width}} {'stream':<11} {'baseline':>8} {'current':>8} {'records':>7}"
+        f" {'cusum':>7} {'h':>5}  {'by cause':<17} state"
     )
     out.write(header + "\n" + "-" * len(header) + "\n")
     for r in readings:
-        if r.stream == "critical" and (r.level == "ok" or r.explained_by is not None):
-            continue  # the second detector only where it has something to say
+        if r.stream != "unsupported" and r.level == "ok":
+            continue  # the other streams where they have something to say
         state = r.level if r.explained_by is None else f"explained by {segment_key(r.explained_by)}"
+        if r.folded:
+            state = "folded into overall"
+        causes = r.cause_rates if r.stream == "unsupported" else {}
+        split = " ".join(f"{c[:3]} {p:.1%}" for c, p in causes.items())
         out.write(
-            f"{segment_key(r.segment) or 'overall':<30} {r.stream:<11} {r.baseline_rate:>8.1%}"
-            f" {r.rate:>8.1%} {r.records:>7} {r.statistic:>7.2f} {r.threshold:>5.1f}  {state}\n"
+            f"{segment_key(r.segment) or 'overall':<{width}} {r.stream:<11}"
+            f" {r.baseline_rate:>8.1%} {r.rate:>8.1%} {r.records:>7} {r.statistic:>7.2f}"
+            f" {r.threshold:>5.1f}  {split:<17} {state}\n"
         )

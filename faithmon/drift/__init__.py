@@ -15,10 +15,13 @@ from .arl import (
 from .baseline import baseline_window, compute_baselines, freeze, partitions, wilson_interval
 from .budget import thresholds
 from .calibrate import Calibration, calibrate
+from .ceiling import Ceiling, progress_line
 from .config import (
+    CEILING_RULE,
     CITATION_RULE,
     CRITICAL_RULE,
     NO_DATA_RULE,
+    RETRIEVAL_RULE,
     RULE,
     RULES,
     STREAMS,
@@ -34,10 +37,12 @@ from .weights import REASONS as SAMPLING_REASONS
 from .weights import sampling_weights, weigh
 
 __all__ = [
+    "CEILING_RULE",
     "CITATION_RULE",
     "CRITICAL_RULE",
     "MIN_RATE",
     "NO_DATA_RULE",
+    "RETRIEVAL_RULE",
     "RULE",
     "RULES",
     "SAMPLING_REASONS",
@@ -45,6 +50,7 @@ __all__ = [
     "TENANT",
     "Baseline",
     "Calibration",
+    "Ceiling",
     "DriftConfig",
     "FrozenBaselines",
     "Level",
@@ -63,6 +69,7 @@ __all__ = [
     "increments",
     "learn",
     "partitions",
+    "progress_line",
     "read",
     "restart_points",
     "run_length",

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from ..model import Baseline, FrozenBaselines, Outcome, segment_key, segments_of
+from ..model import Baseline, FrozenBaselines, Outcome, Stream, segment_key, segments_of
 from .config import DriftConfig
 
 
@@ -111,23 +111,27 @@ def _baselines(
                 round(c / w * n),
                 round(excess_spread([(o.weight, o.unsupported) for o in group]), 5),
                 round(excess_spread([(o.weight, o.critical) for o in group]), 5),
-                *_citing(group, config),
+                *_subset(group, "citation", config),
+                *_subset(group, "retrieval", config),
             ),
         )
     return result
 
 
-def _citing(group: Sequence[Outcome], config: DriftConfig) -> tuple[int, int, float]:
-    """(cited, miscited, spread) over the records whose answer cites; none below
-    ``segment_min_baseline`` of them, where a rate would rest on a handful of answers."""
-    cited = [o for o in group if o.cited]
-    n = len(cited)
+def _subset(
+    group: Sequence[Outcome], stream: Stream, config: DriftConfig
+) -> tuple[int, int, float]:
+    """(observed, bad, spread) over the records ``stream`` observes (those that cite, or
+    whose relevance was measured); none below ``segment_min_baseline`` of them, where a
+    rate would rest on a handful of answers."""
+    seen = [o for o in group if o.observes(stream)]
+    n = len(seen)
     if n < config.segment_min_baseline:
         return 0, 0, 0.0
-    w = sum(o.weight for o in cited)
-    m = sum(o.weight for o in cited if o.miscited)
-    spread = excess_spread([(o.weight, o.miscited) for o in cited])
-    return n, round(m / w * n), round(spread, 5)
+    w = sum(o.weight for o in seen)
+    bad = sum(o.weight for o in seen if o.is_bad(stream))
+    spread = excess_spread([(o.weight, o.is_bad(stream)) for o in seen])
+    return n, round(bad / w * n), round(spread, 5)
 
 
 def partitions(

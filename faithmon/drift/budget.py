@@ -15,6 +15,7 @@ def thresholds(
     config: DriftConfig,
     partitions: Mapping[str, str] | None = None,
     cited: Mapping[str, float] | None = None,
+    measured: Mapping[str, float] | None = None,
 ) -> dict[str, tuple[float, float, bool]]:
     """detector key → (threshold, expected delay in records, folded).
 
@@ -24,21 +25,23 @@ def thresholds(
     of its own is sized on its partition's overall's. Each partition's overall never
     folds; its segments fold into it. ``cited`` maps segment key → records per day whose
     answer cites: a segment it does not name, or one with no citation baseline, has no
-    citation detector (and takes no share).
+    citation detector (and takes no share). ``measured`` is the same for the retrieval
+    stream: records per day whose context relevance was measured.
 
     One budget for every partition: the operator's false alarms per 30 days, split
     evenly across the detectors that are not folded. Folding frees budget for the rest,
     so one more pass settles it.
     """
     partitions = partitions or {}
-    cited = cited or {}
+    subsets = {"citation": cited or {}, "retrieval": measured or {}}
     detectors = []
     for key, (segment, per_day) in streams.items():
         root = partitions.get(key, "")
         for stream in STREAMS:
             found = baseline_for(stream, baselines, key, root)
-            traffic = cited.get(key, 0.0) if stream == "citation" else per_day
-            if found is not None and (traffic > 0 or stream != "citation"):
+            subset = subsets.get(stream)
+            traffic = subset.get(key, 0.0) if subset is not None else per_day
+            if found is not None and (traffic > 0 or subset is None):
                 detectors.append((stream, key, segment, traffic, root, found[0]))
     folded: set[str] = set()
     result: dict[str, tuple[float, float, bool]] = {}

@@ -79,7 +79,10 @@ def calibrate(
     if not per_day:
         return []
     cited = {k: sum(o.cited for o in items) / days for k, (_, items) in streams.items()}
-    budget = thresholds(per_day, baselines, config, {k: roots[k] for k in streams}, cited)
+    measured = {
+        k: sum(o.observes("retrieval") for o in items) / days for k, (_, items) in streams.items()
+    }
+    budget = thresholds(per_day, baselines, config, {k: roots[k] for k in streams}, cited, measured)
     # The one budget of every partition, as the drift run splits it.
     detectors = max(1, sum(1 for _, _, folded in budget.values() if not folded))
     share = config.false_alarms / detectors
@@ -92,7 +95,7 @@ def calibrate(
             dkey = detector_key(stream, segment)
             found = baseline_for(stream, baselines, key, roots[key])
             if dkey not in budget or found is None:
-                continue  # the citation stream, off for this segment
+                continue  # a subset stream, off for this segment
             baseline = found[0]
             quiet = [
                 o

@@ -18,13 +18,21 @@ CRITICAL_RULE = "critical_drift"
 CITATION_RULE = "citation_drift"
 
 
+RETRIEVAL_RULE = "retrieval_drift"
+
+
 NO_DATA_RULE = "no_data"
+
+
+CEILING_RULE = "faithfulness_ceiling"
+"""While a partition's baseline builds: an unsupported rate over an absolute bar."""
 
 
 RULES: dict[Stream, str] = {
     "unsupported": RULE,
     "critical": CRITICAL_RULE,
     "citation": CITATION_RULE,
+    "retrieval": RETRIEVAL_RULE,
 }
 
 
@@ -37,7 +45,7 @@ DAYS_30 = 30.0
 Level = Literal["ok", "pending", "firing"]
 
 
-STREAMS: tuple[Stream, ...] = ("unsupported", "critical", "citation")
+STREAMS: tuple[Stream, ...] = ("unsupported", "critical", "citation", "retrieval")
 
 
 TENANT = model_tenant
@@ -56,6 +64,7 @@ class DriftConfig:
     shift: float = 0.08
     critical_shift: float = 0.04
     citation_shift: float = 0.08
+    retrieval_shift: float = 0.08
     baseline_records: int = 2000
     baseline_days: float = 7.0
     segment_min_baseline: int = 100
@@ -67,9 +76,13 @@ class DriftConfig:
     """Thresholds set by `faithmon drift calibrate`, by :func:`detector_key`."""
 
     def shift_of(self, stream: Stream) -> float:
-        if stream == "unsupported":
-            return self.shift
-        return self.critical_shift if stream == "critical" else self.citation_shift
+        shifts = {
+            "unsupported": self.shift,
+            "critical": self.critical_shift,
+            "citation": self.citation_shift,
+            "retrieval": self.retrieval_shift,
+        }
+        return shifts[stream]
 
     @property
     def partition(self) -> str | None:

@@ -4,12 +4,18 @@ Pure functions over outcomes (one per scored record). The worker loads outcomes,
 baselines and alert history from the store, calls :func:`detect`, and hands the
 readings to the alert lifecycle.
 
-- Three streams per segment: ``unsupported`` (the record has an unsupported claim;
+- Four streams per segment: ``unsupported`` (the record has an unsupported claim;
   rule ``faithfulness_drift``), ``critical`` (an unsupported claim a severity rule
-  marks critical; rule ``critical_drift``) and ``citation`` (of the
+  marks critical; rule ``critical_drift``), ``citation`` (of the
   records whose answer cites, one with a wrong or unresolved citation; rule
-  ``citation_drift``). A record that cites nothing is no observation of the citation
-  stream, so a segment that never cites has no citation detector.
+  ``citation_drift``) and ``retrieval`` (of the records whose context relevance was
+  measured, one whose chunks miss what the question asks; rule ``retrieval_drift``,
+  which typically moves before faithfulness does). A record that cites nothing is no
+  observation of the citation stream, so a segment that never cites has no citation
+  detector; likewise a judge that measures no relevance has no retrieval detector.
+- Each detector counts its bad records by cause (``retrieval`` or ``generation``, see
+  :class:`faithmon.model.Relevance`): a ``faithfulness_drift`` alert names the dominant
+  cause of the unsupported answers since its change point, with examples of each.
 - The baseline window is the oldest stretch of scored records that holds at
   least ``baseline_records`` records and spans ``baseline_days``; once
   established it is frozen. A segment with fewer than ``segment_min_baseline``
@@ -100,6 +106,23 @@ class Reading:
     """Bad records since the change point that the alert shows (critical first, newest first)."""
     partition: Mapping[str, str] = field(default_factory=dict)
     """The overall of the segment's partition: ``{}``, or ``{tenant: T}``."""
+    causes: Mapping[str, float] = field(default_factory=dict)
+    """Weighted count of the bad records by cause, scaled to ``records`` as ``unsupported``."""
+
+    @property
+    def cause_rates(self) -> dict[str, float]:
+        """Points of the current rate each cause accounts for (``{"retrieval": 0.11,
+        "generation": 0.03}`` of a rate of 0.14); bad records without a cause in none."""
+        if not self.records:
+            return {}
+        return {c: round(w / self.records, 4) for c, w in sorted(self.causes.items())}
+
+    @property
+    def dominant_cause(self) -> str | None:
+        """The cause of most bad records with one; None when none has a cause."""
+        if not self.causes:
+            return None
+        return max(sorted(self.causes), key=lambda c: self.causes[c])
 
     @property
     def rate(self) -> float:
@@ -138,6 +161,10 @@ class Reading:
             "last_at": self.last_at.isoformat() if self.last_at else None,
             "examples": [_example(o, self.stream, level != "ok") for o in self.examples],
         }
+        if self.causes:
+            # A team sees which half of the pipeline to fix.
+            details["causes"] = self.cause_rates
+            details["dominant_cause"] = self.dominant_cause
         if self.explained_by is not None:
             details["explained_by"] = dict(self.explained_by)
         if self.folded:
@@ -154,6 +181,10 @@ def _example(outcome: Outcome, stream: Stream, evidence: bool) -> dict[str, Any]
         "trace_id": outcome.trace_id,
         "unsupported_claims": list(outcome.unsupported_claims[:3]),
     }
+    if outcome.cause is not None:
+        example["cause"] = outcome.cause
+    if stream == "retrieval" and outcome.context_relevance is not None:
+        example["context_relevance"] = outcome.context_relevance
     if stream == "citation":
         example["miscited_claims"] = list(outcome.miscited_claims[:3])
     found = outcome.evidence
@@ -181,6 +212,10 @@ def _claim(claim: Claim, found: Evidence, stream: Stream) -> dict[str, Any]:
         shown["citation"] = claim.citation
         shown["marked_chunk_ids"] = list(found.marked(claim))
     return shown
+
+
+CAUSED: tuple[Stream, ...] = ("unsupported", "critical")
+"""The streams whose bad records are unsupported answers, each with its cause."""
 
 
 def _level(statistic: float, threshold: float) -> Level:
@@ -241,15 +276,19 @@ def read(
     }
     rates = {k: (s.segment, _per_day(s, clock)) for k, s in streams.items()}
     cited = {k: _per_day(s, clock) * s.cited / s.seen for k, s in streams.items() if s.cited}
+    measured = {
+        k: _per_day(s, clock) * s.measured / s.seen for k, s in streams.items() if s.measured
+    }
     roots = {k: s.root for k, s in streams.items()}
-    limits = thresholds(rates, baselines, config, roots, cited)
+    limits = thresholds(rates, baselines, config, roots, cited, measured)
+    subsets = {"citation": cited, "retrieval": measured}
     readings: dict[str, Reading] = {}
     for key, segment in streams.items():
         for kind in STREAMS:
             dkey = detector_key(kind, segment.segment)
             found = baseline_for(kind, baselines, key, segment.root)
             if dkey not in limits or found is None:
-                continue  # the citation stream, off for this segment
+                continue  # a subset stream, off for this segment
             h, delay, folded = limits[dkey]
             reading = _read(
                 kind,
@@ -259,7 +298,7 @@ def read(
                 *found,
                 h,
                 config,
-                per_day=cited[key] if kind == "citation" else rates[key][1],
+                per_day=subsets[kind][key] if kind in subsets else rates[key][1],
                 delay=delay,
                 folded=folded,
             )
@@ -338,8 +377,11 @@ def _read(
         sum(w for bad, w in live.recent if bad) / recent_weight * recent_n if recent_weight else 0.0
     )
     _, recent_high = wilson_interval(recent_bad, recent_n)
-    examples = tuple(state.examples[seq] for _, _, seq in live.examples if seq in state.examples)
+    examples = tuple(state.examples[seq] for _, _, seq, _ in live.examples if seq in state.examples)
+    scale = live.n / live.weight if live.weight else 0.0
     return Reading(
+        # A cause says why a claim is unsupported: nothing of a citation or a retrieval miss.
+        causes={c: w * scale for c, w in live.causes.items()} if stream in CAUSED else {},
         segment=dict(segment),
         baseline=baseline,
         baseline_source=source,

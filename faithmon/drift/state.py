@@ -55,7 +55,10 @@ class Live:
     change_at: datetime | None = None
     last_at: datetime | None = None
     recent: deque[tuple[bool, float]] = field(default_factory=deque)
-    examples: list[tuple[bool, datetime, int]] = field(default_factory=list)
+    examples: list[tuple[bool, datetime, int, str]] = field(default_factory=list)
+    """(critical, trace time, evaluation id, cause or ""): the best examples of each cause."""
+    causes: dict[str, float] = field(default_factory=dict)
+    """Weight of the bad records by their cause (``retrieval``, ``generation``)."""
 
 
 @dataclass(slots=True)
@@ -68,6 +71,8 @@ class Segment:
     """Outcomes after its partition's baseline window."""
     cited: int = 0
     """Records seen whose answer cites (the citation stream's traffic)."""
+    measured: int = 0
+    """Records seen whose context relevance was measured (the retrieval stream's traffic)."""
     free: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STREAMS, 0.0))
     rest: dict[str, dict[str, float]] = field(default_factory=lambda: {s: {} for s in STREAMS})
 
@@ -207,6 +212,7 @@ class Folder:
             found = state.segments.get(key) or self._register(segment, key, root)
             found.seen += 1
             found.cited += outcome.cited
+            found.measured += outcome.observes("retrieval")
             if found.first_at is None or at < found.first_at:
                 found.first_at = at
         end = self._end(root)
@@ -254,9 +260,12 @@ class Folder:
             live.last_at = outcome.at
         live.recent.append((bad, weight))
         if bad:
-            ranked = [*live.examples, (outcome.critical, outcome.at, outcome.seq)]
+            cause = outcome.cause or ""
+            if cause:
+                live.causes[cause] = live.causes.get(cause, 0.0) + weight
+            ranked = [*live.examples, (outcome.critical, outcome.at, outcome.seq, cause)]
             ranked.sort(key=lambda e: (e[0], e[1]), reverse=True)
-            live.examples = ranked[:MAX_EXAMPLES]
+            live.examples = _best_of_each(ranked)
             state.examples[outcome.seq] = outcome
 
     def _remember(self, outcome: Outcome, plan: _Plan) -> None:
@@ -288,7 +297,7 @@ class Folder:
             for buckets in state.quiet.values():
                 for hour in [h for h in buckets if h < oldest]:
                     del buckets[hour]
-        named = {seq for live in state.live.values() for _, _, seq in live.examples}
+        named = {seq for live in state.live.values() for _, _, seq, _ in live.examples}
         state.examples = {seq: o for seq, o in state.examples.items() if seq in named}
 
     def _reach(self, outcome: Outcome, plan: _Plan) -> None:
@@ -341,6 +350,20 @@ class Folder:
                 if steps is not None:
                     step = steps[0] if outcome.is_bad(reset.stream) else steps[1]
                     self._live(dkey, outcome, reset.stream, step)
+
+
+def _best_of_each(
+    ranked: list[tuple[bool, datetime, int, str]],
+) -> list[tuple[bool, datetime, int, str]]:
+    """The first ``MAX_EXAMPLES`` of each cause, in rank order: an alert then shows a
+    retrieval miss beside a stray of generation, not only the newest of one kind."""
+    kept: dict[str, int] = {}
+    best = []
+    for example in ranked:
+        if kept.get(example[3], 0) < MAX_EXAMPLES:
+            kept[example[3]] = kept.get(example[3], 0) + 1
+            best.append(example)
+    return best
 
 
 def _rise(statistic: float, step: float) -> float:

@@ -8,10 +8,11 @@ from typing import Any
 
 from .state import DriftState, Live, Reset, Segment
 
-FORMAT = 4
+FORMAT = 5
 """Bumped when the state's meaning changes: a stored state of another format is rebuilt.
 4: segment keys escape ``%``, ``,`` and ``=``, so a state keyed before is rebuilt under the
-keys made now rather than kept beside them."""
+keys made now rather than kept beside them. 5: the retrieval stream, and the causes of
+each detector's bad records."""
 
 
 def _at(value: datetime | None) -> str | None:
@@ -43,6 +44,7 @@ def dump(state: DriftState) -> dict[str, Any]:
                 dict(s.free),
                 {stream: dict(rest) for stream, rest in s.rest.items()},
                 s.cited,
+                s.measured,
             ]
             for key, s in state.segments.items()
         },
@@ -56,7 +58,8 @@ def dump(state: DriftState) -> dict[str, Any]:
                 _at(live.change_at),
                 _at(live.last_at),
                 [[int(bad), weight] for bad, weight in live.recent],
-                [[int(c), at.isoformat(), seq] for c, at, seq in live.examples],
+                [[int(c), at.isoformat(), seq, cause] for c, at, seq, cause in live.examples],
+                dict(live.causes),
             ]
             for key, live in state.live.items()
         },
@@ -84,7 +87,9 @@ def load(data: dict[str, Any], recovery_records: int) -> DriftState | None:
     state = DriftState(
         watermark=int(data["watermark"]), newest=_dt(data["newest"]), horizon=_dt(data["horizon"])
     )
-    for key, (segment, root, seen, first_at, after, free, rest, cited) in data["segments"].items():
+    for key, (segment, root, seen, first_at, after, free, rest, cited, measured) in data[
+        "segments"
+    ].items():
         state.segments[key] = Segment(
             dict(segment),
             root,
@@ -92,11 +97,12 @@ def load(data: dict[str, Any], recovery_records: int) -> DriftState | None:
             _dt(first_at),
             after,
             cited,
+            measured,
             dict(free),
             {stream: dict(values) for stream, values in rest.items()},
         )
     state.members = {root: list(keys) for root, keys in data["members"].items()}
-    for key, (n, weight, bad, statistic, change_at, last_at, recent, examples) in data[
+    for key, (n, weight, bad, statistic, change_at, last_at, recent, examples, causes) in data[
         "live"
     ].items():
         state.live[key] = Live(
@@ -107,7 +113,8 @@ def load(data: dict[str, Any], recovery_records: int) -> DriftState | None:
             _dt(change_at),
             _dt(last_at),
             deque(((bool(b), w) for b, w in recent), maxlen=recovery_records),
-            [(bool(c), _need(at), seq) for c, at, seq in examples],
+            [(bool(c), _need(at), seq, cause) for c, at, seq, cause in examples],
+            dict(causes),
         )
     state.since = {key: _need(at) for key, at in data["since"].items()}
     resets = [Reset(stream, segment, _need(at)) for stream, segment, at in data["resets"]]

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model import segment_key
+from ..model.segment_state import detector_state
 from .baseline import wilson_interval
 from .detect import Reading
 from .silence import Silence
@@ -31,7 +32,7 @@ def _at(value: datetime | None) -> str | None:
 
 def detector(r: Reading) -> dict[str, Any]:
     """One detector's reading, JSON-ready (times as ISO-8601 text)."""
-    state = "folded" if r.folded else "explained" if r.explained_by else r.level
+    state = detector_state(r.level, r.folded, r.explained_by is not None)
     observed = r.baseline.records_of(r.stream)
     return {
         "stream": r.stream,
@@ -50,13 +51,20 @@ def detector(r: Reading) -> dict[str, Any]:
         "last_at": _at(r.last_at),
         "state": state,
         "explained_by": _name(r.explained_by) if r.explained_by is not None else None,
+        "causes": r.cause_rates,
     }
 
 
-def summarize(readings: Sequence[Reading], silent: Sequence[Silence]) -> dict[str, Any]:
-    """``{"readings": [...], "silent": [...]}``: every detector with its segment's labels,
-    and every watched segment that went quiet."""
+def summarize(
+    readings: Sequence[Reading],
+    silent: Sequence[Silence],
+    building: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """``{"readings": [...], "silent": [...], "building": [...]}``: every detector with its
+    segment's labels, every watched segment that went quiet, and each partition whose
+    baseline is still building with how far it has come (``drift.ceiling.progress``)."""
     return {
+        "building": [dict(b) for b in building],
         "readings": [{"labels": dict(r.segment), **detector(r)} for r in readings],
         "silent": [
             {"labels": dict(s.segment), "last_at": s.last_at.isoformat(), "per_day": s.per_day}

@@ -13,13 +13,12 @@ from .calibrate import calibrate_drift
 from .drift import DRIFT_RULES, DriftRun, check_drift, rebuild_drift
 from .retention import apply_retention
 from .score import JUDGE_BLOCKED_RULE, RetryPolicy, score_pending
-from .sentinels import JUDGE_DRIFT_RULE, NEVER_TRUSTED, SentinelRun, run_sentinels
+from .sentinels import JUDGE_DRIFT_RULE, SentinelRun, run_sentinels
 
 __all__ = [
     "DRIFT_RULES",
     "JUDGE_BLOCKED_RULE",
     "JUDGE_DRIFT_RULE",
-    "NEVER_TRUSTED",
     "STOPPING",
     "DriftRun",
     "RetryPolicy",

@@ -16,10 +16,11 @@ from typing import Any
 from .. import drift
 from ..alerts import Policy as AlertPolicy
 from ..alerts import deliver, to_tell
+from ..drift.ceiling import Ceiling, ceiling_signals, progress
 from ..drift.state import DriftState
 from ..model import Alert, AlertSink, Signal
 from ..model.standing import ProofFloor
-from ..store import Sessions
+from ..store import Sessions, outcome_stream
 from ..store import baselines as store_baselines
 from ..store import drift_runs as store_drift_runs
 from ..store import sentinels as store_sentinels
@@ -40,12 +41,15 @@ class DriftRun:
     """The judge is not trusted (sentinels: unproven or drifting): its alerts wait."""
     building: tuple[Mapping[str, str], ...] = ()
     """The overall of each partition with records whose baseline is not frozen yet."""
+    progress: tuple[Mapping[str, Any], ...] = ()
+    """Per partition of ``building``: how far its baseline has come (records and days of
+    the ones needed) and the ceiling that watches it until then (``drift.ceiling``)."""
     thresholds_from: Mapping[str, object] | None = None
     """For a dry run whose own threshold settings differ from those of the run that keeps
     the state (the worker's, which raises the alerts): the settings it read with instead."""
 
 
-DRIFT_RULES = (drift.RULE, drift.CRITICAL_RULE, drift.CITATION_RULE, drift.NO_DATA_RULE)
+DRIFT_RULES = (*drift.RULES.values(), drift.NO_DATA_RULE, drift.CEILING_RULE)
 
 
 STREAM_OF_RULE: dict[str, drift.Stream] = {rule: stream for stream, rule in drift.RULES.items()}
@@ -72,6 +76,7 @@ def check_drift(
     policy: AlertPolicy | None = None,
     floor: ProofFloor | None = None,
     rebuild: bool = False,
+    ceiling: Ceiling | None = None,
 ) -> DriftRun:
     """Update every detector and the alerts; sinks hear of the changes the policy says to tell.
 
@@ -81,9 +86,11 @@ def check_drift(
     is not frozen, no alert changes, the fold is not kept) but the thresholds it solved,
     into a state already kept: what `faithmon drift status` shows. Each run reads only
     the outcomes after the kept state's horizon (see :mod:`.drift_fold`); ``rebuild``
-    folds every stored outcome again.
+    folds every stored outcome again. While a partition's baseline is building, its
+    segments are held to the ``ceiling`` instead (``faithfulness_ceiling``).
     """
     policy = policy or AlertPolicy()
+    ceiling = ceiling or Ceiling()
     clock = now()
     with sessions() as session, session.begin():
         standing = store_sentinels.standing(session, judge_name, floor or ProofFloor())
@@ -102,18 +109,59 @@ def check_drift(
             # The new baselines change what every detector folds: fold again from the start.
             folded = drift_fold.advance(session, judge_name, config, frozen, True, clock)
         state = folded.state
-        building = tuple(
-            state.segments[root].segment
-            for root in sorted(state.roots())
-            if frozen is None or root not in frozen.segments
+        roots = [r for r in sorted(state.roots()) if frozen is None or r not in frozen.segments]
+        building = tuple(state.segments[root].segment for root in roots)
+        grown = tuple(
+            {
+                "labels": dict(state.segments[root].segment),
+                **progress(
+                    state.segments[root].seen,
+                    state.segments[root].first_at,
+                    clock,
+                    config,
+                    ceiling,
+                    first=frozen is None,
+                ),
+            }
+            for root in roots
         )
+        # The last window's outcomes, only while some baseline is building.
+        recent = (
+            list(outcome_stream.stream(session, judge_name, since=clock - ceiling.window))
+            if roots
+            else []
+        )
+
+        def capped(open_alerts: Sequence[Alert]) -> list[Signal]:
+            found = ceiling_signals(recent, set(roots), open_alerts, config, ceiling)
+            return _in_context(found, judge_name, store_sentinels.status(session, judge_name))
+
         if frozen is None:
+            changed: list[Alert] = []
             if not dry_run:
                 drift_fold.save(session, judge_name, folded, clock, config)
                 store_drift_runs.save(
-                    session, judge_name, clock, False, held_back, drift.summarize((), ())
+                    session,
+                    judge_name,
+                    clock,
+                    False,
+                    held_back,
+                    drift.summarize((), (), grown),
                 )
-            return DriftRun(False, (), (), held_back=held_back, building=building)
+                if not held_back:
+                    changed = reconcile_kinds(
+                        session, [drift.CEILING_RULE], lambda _: True, capped, clock, policy
+                    )
+            if changed:
+                deliver(sinks, to_tell(changed))
+            return DriftRun(
+                False,
+                (),
+                tuple(changed),
+                held_back=held_back,
+                building=building,
+                progress=grown,
+            )
         thresholds_from = None
         if dry_run:
             # A status agrees with the alerts: it reads with the thresholds of the run that
@@ -129,7 +177,7 @@ def check_drift(
         if not dry_run:
             drift_fold.save(session, judge_name, folded, clock, config)
             # What the read API serves until the next run: it does not run the detectors.
-            summary = drift.summarize(readings, silent)
+            summary = drift.summarize(readings, silent, grown)
             store_drift_runs.save(session, judge_name, clock, True, held_back, summary)
         else:
             # Only the thresholds solved for this reading: solving them is what a status costs.
@@ -146,14 +194,27 @@ def check_drift(
                 held_back=held_back,
                 building=building,
                 thresholds_from=thresholds_from,
+                progress=grown,
             )
         sentinel = store_sentinels.status(session, judge_name)
         signals = _in_context([r.signal() for r in readings] + no_data, judge_name, sentinel)
         changed = reconcile_kinds(
-            session, DRIFT_RULES, lambda _: True, lambda _: signals, clock, policy
+            session,
+            DRIFT_RULES,
+            lambda _: True,
+            lambda open_alerts: signals + capped(open_alerts),
+            clock,
+            policy,
         )
     deliver(sinks, to_tell(changed))
-    return DriftRun(True, tuple(readings), tuple(changed), tuple(silent), building=building)
+    return DriftRun(
+        True,
+        tuple(readings),
+        tuple(changed),
+        tuple(silent),
+        building=building,
+        progress=grown,
+    )
 
 
 def _log_frozen(

@@ -56,6 +56,7 @@ def fingerprint(
         "shift": config.shift,
         "critical_shift": config.critical_shift,
         "citation_shift": config.citation_shift,
+        "retrieval_shift": config.retrieval_shift,
         "recovery_records": config.recovery_records,
         "no_data_dimensions": config.no_data_dimensions,
     }
@@ -162,7 +163,7 @@ def advance(
     missing = [
         seq
         for live in seen.live.values()
-        for _, _, seq in live.examples
+        for _, _, seq, _ in live.examples
         if seq not in seen.examples or seen.examples[seq].evidence is None
     ]
     seen.examples.update(outcome_stream.by_seq(session, missing))

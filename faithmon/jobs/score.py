@@ -45,12 +45,7 @@ def judge_safely(
         return judge.judge(question, texts, answer)
     except Exception as exc:
         logger.warning("faithmon: judge %s failed: %s", judge.name, type(exc).__name__)
-        return Judgement(
-            judge=judge.name,
-            status="judge_error",
-            error=f"{type(exc).__name__}: {exc}",
-            latency_ms=(time.perf_counter() - started) * 1000,
-        )
+        return Judgement.raised(judge.name, exc, (time.perf_counter() - started) * 1000)
 
 
 @dataclass(frozen=True, slots=True)

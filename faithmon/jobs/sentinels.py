@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from ..alerts import deliver, reconcile, to_tell
 from ..drift import sentinels
 from ..model import AlertSink, Judge, Judgement, Signal
+from ..model.standing import NEVER_TRUSTED
 from ..store import Sessions, work
 from ..store import alerts as store_alerts
 from ..store import sentinels as store_sentinels
@@ -22,9 +23,6 @@ logger = logging.getLogger(__name__)
 
 
 JUDGE_DRIFT_RULE = "judge_drift"
-
-
-NEVER_TRUSTED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,11 @@ to the second stage (the LLM judge) in one request that carries the chunks once 
 only those sentences; its claims come back ``stage="llm"``. A trace whose claims are
 all settled makes no call. ``usage`` counts the calls made.
 
+Relevance comes from the stage that decides: the first stage's when it settles the
+trace; when the LLM is asked, each measure it gave (from the same request) wins and the
+first stage's fills the rest, and the cause is then settled by the merged claims (none
+for an answer they find faithful).
+
 A failure of the second stage is the trace's ``judge_error`` (retryable and
 ``blocks_judge`` as the LLM judge says), never a score made of the first stage's
 guesses. The cascade's ``name`` names both stages and the bar, so a change of
@@ -19,11 +24,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Protocol, runtime_checkable
 
 from ..model import Claim, Judge, Judgement, Usage, claim_supported
-from ..model.judgement import OVERRULED_OFFLINE, UNVERIFIED
+from ..model.judgement import OVERRULED_OFFLINE, UNVERIFIED, Relevance
 
 
 class ClaimJudge(Judge, Protocol):
@@ -50,6 +55,14 @@ def _add(a: Usage, b: Usage) -> Usage:
         a.completion_tokens + b.completion_tokens,
         a.retries + b.retries,
     )
+
+
+def _relevance(llm: Relevance | None, offline: Relevance | None) -> Relevance | None:
+    """Each measure the LLM gave, else the first stage's."""
+    if llm is None or offline is None:
+        return llm or offline
+    given = {f.name: getattr(llm, f.name) for f in fields(Relevance)}
+    return replace(offline, **{name: value for name, value in given.items() if value is not None})
 
 
 def _against(decided: Claim, lean: Claim) -> Claim:
@@ -108,7 +121,7 @@ class CascadeJudge:
                 claims.extend(_against(c, claim) for c in decided.get(claim.text) or [missing])
         return Judgement(
             judge=self.name, status="ok", claims=tuple(claims), usage=usage, latency_ms=latency_ms
-        )
+        ).with_relevance(_relevance(second.relevance, first.relevance))
 
     def settle_offline(self, question: str, chunks: Sequence[str], answer: str) -> Judgement | None:
         """The judgement when the first stage settles every claim, else None (no call made).

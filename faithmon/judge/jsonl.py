@@ -10,7 +10,7 @@ with the reason, and the run goes on.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..model import Judge, Judgement, Relevance, claim_to_json
@@ -100,6 +100,14 @@ def judgement_fields(judgement: Judgement) -> dict[str, Any]:
     return out
 
 
+def judge_line(judge: Judge, question: str, given: Sequence[Source], response: str) -> Judgement:
+    """One line's judgement; a checked judge also reads what the contexts' citation markers
+    may name them by."""
+    if isinstance(judge, Checked):
+        return judge.judge_sources(question, given, response)
+    return judge.judge(question, [s.text for s in given], response)
+
+
 def score_lines(judge: Judge, lines: Iterable[str]) -> Iterator[tuple[dict[str, Any], str | None]]:
     """Each non-blank line back as a dict with the verdicts, and the error if it had one."""
     for number, line in enumerate(lines, 1):
@@ -121,8 +129,4 @@ def score_lines(judge: Judge, lines: Iterable[str]) -> Iterator[tuple[dict[str, 
             error = f"line {number}: {exc}"
             yield {**item, "line": number, "status": "invalid_input", "error": error}, error
             continue
-        if isinstance(judge, Checked):
-            judgement = judge.judge_sources(question, given, response)
-        else:
-            judgement = judge.judge(question, [s.text for s in given], response)
-        yield {**item, **judgement_fields(judgement)}, None
+        yield {**item, **judgement_fields(judge_line(judge, question, given, response))}, None

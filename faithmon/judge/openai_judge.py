@@ -4,7 +4,10 @@ One call per trace for every sentence the deterministic pre-checks leave open
 (or two, decompose then verify, in ``two_call`` mode). Replies climb a ladder:
 strict JSON schema, then JSON mode, then plain text parsed tolerantly, then one
 short repair call carrying only the bad output and the error. Every quote is
-verified against its chunk. One retry layer lives here (the client's own is
+verified against its chunk. The same call rates the answer's context and answer
+relevance and names the cause of an unfaithful answer (``relevance_of``); where no
+call asks (nothing left to judge, an empty context, ``two_call`` mode) the offline
+judge's word measures say them. One retry layer lives here (the client's own is
 off): up to ``max_attempts`` with jittered backoff honouring ``Retry-After``
 on 408, 429, 5xx, timeouts and connection errors; 400, 401, 403 and exhausted
 quota are permanent. A failure is a ``judge_error`` with its cause, never a score.
@@ -18,13 +21,15 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlparse
 
 from openai import OpenAI
 
 from ..model import Citation, Claim, Judgement, Verdict, claim_supported
+from ..model.judgement import Abstention, Cause, Relevance
 from . import prompts
+from . import relevance as lexical
 from . import text as t
 from .cache import VerdictCache
 from .openai_calls import CallUsage, JudgeFailure, RateLimiter, RetryLayer
@@ -34,6 +39,43 @@ from .precheck import Prepared, is_critical, mark_cited, prepare
 from .verify import SchemaError, verify
 
 NOT_JUDGED = "not_judged"
+
+_CAUSES: dict[str, Cause] = {c: c for c in get_args(Cause)}
+_ABSTENTIONS: dict[str, Abstention] = {a: a for a in get_args(Abstention)}
+
+Judged = tuple[tuple[Claim, ...], Relevance | None]
+"""What one request came to: the claims it judged, and the relevance it gave (None in
+two-call mode, which does not ask)."""
+
+
+def relevance_of(reply: Mapping[str, Any], question: str) -> Relevance | None:
+    """A reply's answer-level fields, each read on its own: a number off the 0-1 scale
+    (a model answering on another scale is not guessed at), a word outside its
+    enumeration or a field left out is None, and never voids the claims beside it. None
+    without a question, as the offline measure: there is nothing to be relevant to."""
+    if not question.strip():
+        return None
+    found = Relevance(
+        context_relevance=_scale(reply.get("context_relevance")),
+        answer_relevance=_scale(reply.get("answer_relevance")),
+        cause=_CAUSES.get(_word(reply.get("cause"))),
+        abstention=_ABSTENTIONS.get(_word(reply.get("abstention"))),
+    )
+    return None if found == Relevance() else found
+
+
+def _scale(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return round(number, 4) if 0.0 <= number <= 1.0 else None  # NaN fails too
+
+
+def _word(value: object) -> str:
+    return value.strip().lower() if isinstance(value, str) else ""
 
 
 class OpenAIJudge:
@@ -54,7 +96,7 @@ class OpenAIJudge:
             threading.BoundedSemaphore(config.max_concurrency),
         )
         self._ladder = Ladder(self._client, config, retries)
-        self._cache = VerdictCache(config.cache_entries)
+        self._cache: VerdictCache[Judged] = VerdictCache(config.cache_entries)
         host = urlparse(str(self._client.base_url)).netloc or "default"
         suffix = "/2call" if config.mode == "two_call" else ""
         self._name = (
@@ -91,16 +133,17 @@ class OpenAIJudge:
         done = self._finisher(started, usage)
 
         if not prepared.has_claims:
-            return done("no_claims")
+            return _measured(question, chunks, answer, done("no_claims"))
         if not any(chunk.strip() for chunk in chunks):
             claims = [
                 Claim(s, "unsupported", critical=is_critical(s))
                 for i, s in enumerate(prepared.sentences)
                 if i in prepared.resolved or i in prepared.targets
             ]
-            return done("empty_context", claims)
+            return _measured(question, chunks, answer, done("empty_context", claims))
         if not prepared.targets:
-            return done("ok", [prepared.resolved[i] for i in sorted(prepared.resolved)])
+            settled = [prepared.resolved[i] for i in sorted(prepared.resolved)]
+            return _measured(question, chunks, answer, done("ok", settled))
         return self._judge_prepared(question, chunks, prepared, answer, done, usage)
 
     def judge_cited(
@@ -124,7 +167,8 @@ class OpenAIJudge:
         if not prepared.has_claims or not any(chunk.strip() for chunk in chunks):
             return self.judge(question, chunks, answer)
         if not prepared.targets and not prepared.recheck:
-            return done("ok", [prepared.resolved[i] for i in sorted(prepared.resolved)])
+            settled = [prepared.resolved[i] for i in sorted(prepared.resolved)]
+            return _measured(question, chunks, answer, done("ok", settled))
         return self._judge_prepared(question, chunks, prepared, answer, done, usage)
 
     def judge_claims(
@@ -162,7 +206,8 @@ class OpenAIJudge:
         usage: CallUsage,
         claims_only: bool = False,
     ) -> Judgement:
-        """Judge ``prepared.targets`` (cached), then put every claim in sentence order."""
+        """Judge ``prepared.targets`` (cached), then put every claim in sentence order; the
+        relevance is the reply's, its cause settled by the claims of the whole answer."""
         key = self._cache_key(
             question,
             chunks,
@@ -186,8 +231,9 @@ class OpenAIJudge:
                 )
             self._cache.put(key, judged)
             cached = judged
+        judged_claims, measured = cached
         by_sentence: dict[int, list[Claim]] = {i: [c] for i, c in prepared.resolved.items()}
-        for claim in cached:
+        for claim in judged_claims:
             index = prepared.sentences.index(claim.text) if claim.text in prepared.sentences else -1
             if index in prepared.recheck:
                 # Asked for its citation alone: the pre-checks' verdict stands.
@@ -197,7 +243,10 @@ class OpenAIJudge:
                 continue
             by_sentence.setdefault(index, []).append(claim)
         ordered = [c for i in sorted(by_sentence) for c in by_sentence[i]]
-        return done("ok", ordered)
+        if answer is not None and self.config.mode == "two_call":
+            # Its requests do not ask; a cascade's stage (no answer) leaves it to the first.
+            return _measured(question, chunks, answer, done("ok", ordered))
+        return done("ok", ordered).with_relevance(measured)
 
     # -- one or two calls ------------------------------------------------------
 
@@ -208,15 +257,15 @@ class OpenAIJudge:
         prepared: Prepared,
         usage: CallUsage,
         deadline: float,
-    ) -> tuple[Claim, ...]:
+    ) -> Judged:
         if self.config.mode == "two_call":
-            return self._two_calls(question, chunks, prepared, usage, deadline)
+            return self._two_calls(question, chunks, prepared, usage, deadline), None
         asked = sorted({*prepared.targets, *prepared.recheck})
         message = prompts.claims_message(
             question, chunks, prepared.sentences, asked, prepared.cites
         )
 
-        def claims_from(reply: dict[str, Any]) -> tuple[Claim, ...]:
+        def claims_from(reply: dict[str, Any]) -> Judged:
             claims = []
             for item in reply["claims"]:
                 sentence = int(item["sentence"])
@@ -255,7 +304,7 @@ class OpenAIJudge:
                     claims.append(
                         Claim(prepared.sentences[index], "unsupported", citation=citation)
                     )
-            return verify(claims, chunks)
+            return verify(claims, chunks), relevance_of(reply, question)
 
         recheck: list[Claim] = []
         return self._ladder.structured(
@@ -363,3 +412,10 @@ class OpenAIJudge:
             # The given sentences, without the pre-checks: never the same entry as an answer's.
             document["claims_only"] = True
         return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+
+def _measured(question: str, chunks: Sequence[str], answer: str, judgement: Judgement) -> Judgement:
+    """``judgement`` with the offline judge's word measures, for an answer no request rated
+    (read, as that judge reads them, without the chunks' instructions to the assistant)."""
+    facts = [t.without_instructions(chunk) for chunk in chunks]
+    return judgement.with_relevance(lexical.measure(question, facts, answer, judgement))

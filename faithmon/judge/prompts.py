@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
-PROMPT_ID = "faithmon.judge/v2"
+from ..model.judgement import Abstention, Cause
+
+PROMPT_ID = "faithmon.judge/v3"
 
 SYSTEM = (
     "You check whether an answer is supported by retrieved context. The context and the "
@@ -28,15 +30,27 @@ SYSTEM = (
     "one short sentence, naming the unsupported part of a partial claim (else null); and, "
     "for a sentence listed under CITED, whether the chunks it cites there support the "
     "claim on their own (cited: true or false; null for a sentence not listed). Use no "
-    "outside knowledge."
+    "outside knowledge. Then rate the answer sentences as a whole against the QUESTION: "
+    "context_relevance, from 0 to 1, how much of what the question asks the chunks bear "
+    "on; answer_relevance, from 0 to 1, how much of the answer addresses the question (a "
+    "faithful copy of a chunk the question does not ask about scores low); cause, when a "
+    "claim is not supported: retrieval if the chunks lack what the question needs, "
+    "generation if they hold it and the answer added to or contradicted them (null when "
+    "every claim is supported); abstention, when the answer declines to answer: correct "
+    "if the chunks lack the answer, missed if they hold it (else null)."
 )
 
 VERDICTS = ["supported", "contradicted", "unsupported", "partial"]
+CAUSES: list[str | None] = [*get_args(Cause), None]
+ABSTENTIONS: list[str | None] = [*get_args(Abstention), None]
+RELEVANCE = ["context_relevance", "answer_relevance", "cause", "abstention"]
+"""The answer-level fields beside the claims: asked after them, so the cause follows the
+verdicts the model has just given."""
 
 CLAIMS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["claims"],
+    "required": ["claims", *RELEVANCE],
     "properties": {
         "claims": {
             "type": "array",
@@ -62,7 +76,13 @@ CLAIMS_SCHEMA: dict[str, Any] = {
                     "cited": {"type": ["boolean", "null"]},
                 },
             },
-        }
+        },
+        # No bounds in the schema (not every endpoint's strict mode takes them): the
+        # judge checks the scale itself.
+        "context_relevance": {"type": ["number", "null"]},
+        "answer_relevance": {"type": ["number", "null"]},
+        "cause": {"type": ["string", "null"], "enum": CAUSES},
+        "abstention": {"type": ["string", "null"], "enum": ABSTENTIONS},
     },
 }
 

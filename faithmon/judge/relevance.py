@@ -11,7 +11,7 @@ Lexical, no model, from the question, the chunks and the answer:
   its neighbours: the answer to "what city?" stands beside the question's words, not in
   them). A faithful copy of a chunk the question does not touch scores low.
 - **cause** of an answer with a claim not supported: ``retrieval`` when the context
-  relevance is below ``RETRIEVAL_BAR`` (the chunks miss what the question asks, so the
+  relevance is below ``model.RETRIEVAL_BAR`` (the chunks miss what the question asks, so the
   answer filled a gap), ``generation`` when it is not (the chunks bear on the question
   and the answer strayed from them).
 - **abstention**, for an answer that declines and states no fact: ``correct`` below the
@@ -28,17 +28,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..model import Claim, Judgement
-from ..model.judgement import Relevance, answer_unsupported
+from ..model.judgement import Relevance, answer_unsupported, retrieval_missed
 from . import support as s
 from . import text as t
 
 # A name or number says which thing is asked about; a common word only how.
 ENTITY_WEIGHT = 2.0
-
-# Below this context relevance the chunks are taken to miss what the question needs.
-# The midpoint, not tuned: on bench/relevance.py's swaps matched chunks average 0.80
-# and another question's chunks 0.02, so the bar sits far from both.
-RETRIEVAL_BAR = 0.5
 
 # A chunk sentence bears on the question when it holds at least this share of the best
 # sentence's question terms (and at least one).
@@ -119,11 +114,11 @@ def measure(
     if not asked:
         return None
     index = evidence if evidence is not None else s.Evidence(chunks)
-    context = context_relevance(asked, index)
-    gap = context < RETRIEVAL_BAR
+    context = round(context_relevance(asked, index), 4)
+    gap = retrieval_missed(context)
     unfaithful = answer_unsupported(judgement.faithfulness)
     return Relevance(
-        context_relevance=round(context, 4),
+        context_relevance=context,
         answer_relevance=_rounded(answer_relevance(asked, _terms(answer), index)),
         cause=("retrieval" if gap else "generation") if unfaithful else None,
         abstention=("correct" if gap else "missed") if declines(answer, judgement.claims) else None,

@@ -6,15 +6,32 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from .judgement import Claim
+from .judgement import Cause, Claim, retrieval_missed
 
-Stream = Literal["unsupported", "critical", "citation"]
+Stream = Literal["unsupported", "critical", "citation", "retrieval"]
 
 
 """What drift watches per segment: records with an unsupported claim, or a critical one;
-and, of the records whose answer cites, those with a wrong or unresolved citation."""
+of the records whose answer cites, those with a wrong or unresolved citation; and, of
+the records whose context relevance was measured, those whose retrieval missed
+(:func:`faithmon.model.judgement.retrieval_missed`)."""
+
+SUBSET_STREAMS: tuple[Stream, ...] = ("citation", "retrieval")
+"""Streams that observe only some records (those that cite; those with a measured
+context relevance): their traffic, baselines and detectors count those alone."""
+
+
+_Key = TypeVar("_Key", bound=str)
+
+
+def cause_words(causes: Mapping[_Key, float]) -> str:
+    """A rate's split by cause as people read it (pages, the report, the CLI):
+    ``retrieval 11.0 pts, generation 3.0 pts``, largest first; empty without causes."""
+    ranked = sorted(causes.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{cause} {share * 100:.1f} pts" for cause, share in ranked)
+
 
 BAD_CITATIONS = ("wrong", "unresolved")
 """A claim's citation that an alert on the citation stream shows."""
@@ -63,14 +80,24 @@ class Outcome:
     miscited: bool = False
     """The answer cites and its citation accuracy is below 1 (a wrong or unresolved one)."""
     miscited_claims: tuple[str, ...] = ()
+    context_relevance: float | None = None
+    """None when the judge did not measure it: no observation of the retrieval stream."""
+    cause: Cause | None = None
+    """For an unsupported record: whether retrieval missed or generation strayed."""
 
     def observes(self, stream: Stream) -> bool:
         """Whether the record is an observation of ``stream``."""
-        return self.cited or stream != "citation"
+        if stream == "citation":
+            return self.cited
+        if stream == "retrieval":
+            return self.context_relevance is not None
+        return True
 
     def is_bad(self, stream: Stream) -> bool:
         if stream == "unsupported":
             return self.unsupported
+        if stream == "retrieval":
+            return retrieval_missed(self.context_relevance)
         return self.critical if stream == "critical" else self.miscited
 
 
@@ -95,18 +122,31 @@ class Baseline:
     stand for a rate (the segment has no citation baseline of its own)."""
     miscited: int = 0
     citation_spread: float = 0.0
+    measured: int = 0
+    """Records whose context relevance was measured, the retrieval stream's observations;
+    0 when too few to stand for a rate (as ``cited``)."""
+    missed: int = 0
+    """Of those, retrieval misses (sampling-weighted, scaled to ``measured``)."""
+    retrieval_spread: float = 0.0
 
     def records_of(self, stream: Stream) -> int:
         """The observations of ``stream`` the baseline holds."""
-        return self.cited if stream == "citation" else self.records
+        if stream == "citation":
+            return self.cited
+        return self.measured if stream == "retrieval" else self.records
+
+    def _count(self, stream: Stream) -> int:
+        counts = {
+            "unsupported": self.unsupported,
+            "critical": self.critical,
+            "citation": self.miscited,
+            "retrieval": self.missed,
+        }
+        return counts[stream]
 
     def rate_of(self, stream: Stream) -> float:
         """The Jeffreys estimate (count + 0.5) / (records + 1), at least ``MIN_RATE``."""
-        if stream == "unsupported":
-            count = self.unsupported
-        else:
-            count = self.critical if stream == "critical" else self.miscited
-        return max(MIN_RATE, (count + 0.5) / (self.records_of(stream) + 1))
+        return max(MIN_RATE, (self._count(stream) + 0.5) / (self.records_of(stream) + 1))
 
     def in_control_spread(self, stream: Stream, wobble: float, shift: float) -> float:
         """SD of the rate a detector sees while nothing is wrong: the baseline's own
@@ -117,10 +157,12 @@ class Baseline:
         not kept (`faithmon drift calibrate` can refine it once history accrues).
         """
         q0 = self.rate_of(stream)
-        if stream == "unsupported":
-            moved = self.spread
-        else:
-            moved = self.critical_spread if stream == "critical" else self.citation_spread
+        moved = {
+            "unsupported": self.spread,
+            "critical": self.critical_spread,
+            "citation": self.citation_spread,
+            "retrieval": self.retrieval_spread,
+        }[stream]
         n = self.records_of(stream)
         spread = math.sqrt(max(moved, wobble * q0) ** 2 + q0 * (1 - q0) / (n + 1))
         return min(spread, shift / 4)
@@ -136,17 +178,18 @@ def baseline_for(
     """The baseline segment ``key`` (of the partition whose overall is ``root``) is measured
     against on ``stream``, and whose it is; None: the stream is off for it.
 
-    Its own, else its partition's overall's. On the citation stream a baseline counts
-    only with citing records in it: a partition that never cited in its window has the
-    stream off, and a segment that never cites is never observed on it.
+    Its own, else its partition's overall's. On a stream of ``SUBSET_STREAMS`` a baseline
+    counts only with observations of it in it: a partition that never cited (or whose
+    judge never measured relevance) in its window has the stream off, and a segment that
+    never cites is never observed on it.
     """
     own = baselines.get(key)
-    if stream != "citation":
+    if stream not in SUBSET_STREAMS:
         return (own, "own") if own is not None else (baselines[root], "overall")
-    if own is not None and own.cited:
+    if own is not None and own.records_of(stream):
         return own, "own"
     overall = baselines[root]
-    return (overall, "overall") if overall.cited else None
+    return (overall, "overall") if overall.records_of(stream) else None
 
 
 Window = tuple[datetime, datetime]

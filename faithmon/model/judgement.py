@@ -4,7 +4,7 @@ protocol, sentinel cases and results."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal, Protocol
 
 Verdict = Literal["supported", "contradicted", "unsupported", "partial"]
@@ -103,6 +103,18 @@ Abstention = Literal["correct", "missed"]
 """An answer that declines: rightly (the chunks lack the answer) or not (they hold it)."""
 
 
+RETRIEVAL_BAR = 0.5
+"""Below this context relevance the chunks miss what the question needs: an unfaithful
+answer's cause is ``retrieval``, and the record counts as a retrieval miss on the drift
+stream that watches retrieval. The midpoint, not tuned: on bench/relevance.py's swaps
+matched chunks average 0.80 and another question's chunks 0.02."""
+
+
+def retrieval_missed(context_relevance: float | None) -> bool:
+    """The retrieval rule: measured, and below ``RETRIEVAL_BAR``."""
+    return context_relevance is not None and context_relevance < RETRIEVAL_BAR
+
+
 @dataclass(frozen=True, slots=True)
 class Relevance:
     """The RAG triad beside faithfulness, and the cause of an unfaithful answer."""
@@ -178,6 +190,31 @@ class Judgement:
         """Unsupported, and a claim not supported is critical (a severity rule matched it:
         an amount, date, dosage, identifier...)."""
         return self.unsupported and any(c.critical for c in self.not_supported)
+
+    @classmethod
+    def raised(cls, judge: str, exc: BaseException, latency_ms: float) -> Judgement:
+        """What a judge that raised gave: a ``judge_error`` with its cause, never a score."""
+        return cls(
+            judge=judge,
+            status="judge_error",
+            error=f"{type(exc).__name__}: {exc}",
+            latency_ms=latency_ms,
+        )
+
+    def with_relevance(self, relevance: Relevance | None) -> Judgement:
+        """This judgement with ``relevance``, its cause settled by the verdicts: a faithful
+        (or unscored) answer has none, whatever a judge said; an unsupported one a judge
+        gave none takes the retrieval rule's from its context relevance, when measured.
+        Nothing measured is None."""
+        if relevance is not None:
+            cause = relevance.cause if self.unsupported else None
+            if cause is None and self.unsupported and relevance.context_relevance is not None:
+                missed = retrieval_missed(relevance.context_relevance)
+                cause = "retrieval" if missed else "generation"
+            relevance = replace(relevance, cause=cause)
+        if relevance == Relevance():
+            relevance = None
+        return replace(self, relevance=relevance)
 
 
 class Judge(Protocol):

@@ -76,6 +76,17 @@ class Decision:
     segment: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
+def kept_because(reason: str | None) -> str:
+    """Why the sampler kept a stored record, for a person: the ratio's draw (``sampled``)
+    or a keep-always rule (``rule:<name>``); the trace page and ``traces show`` say it."""
+    if not reason:
+        return "kept (no reason recorded)"
+    if reason == "sampled":
+        return "kept by the sampling ratio"
+    rule = reason.removeprefix("rule:")
+    return f"kept by the keep-always rule {rule}" if rule != reason else f"kept: {reason}"
+
+
 @dataclass(frozen=True, slots=True)
 class StoredRecord:
     """A record as stored, with its status and every evaluation of it."""

@@ -13,12 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from .judgement import SentinelResult
 
 State = Literal["proven", "unproven", "drifting", "blocked", "untested"]
+
+NEVER_TRUSTED = datetime(1970, 1, 1, tzinfo=UTC)
+"""Where the trust window of a configuration that no sentinel run ever found good opens:
+nothing it judged is trusted. People read "never trusted", not this date."""
+
+
+def untrusted_since(since: datetime) -> str:
+    """When a trust window opened, as people read it."""
+    return "never trusted" if since <= NEVER_TRUSTED else f"since {since:%Y-%m-%d %H:%M} UTC"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """One segment's unsupported rate over time as an inline SVG string (no scripts, no fonts).
 
 The chart draws, in trace time: the rate per bucket (dots with a thin 95% interval,
-joined by a line that is dashed across buckets without records), the baseline rate
+joined by a line that is dotted across buckets without records), the baseline rate
 inside a band of its 95% interval, and a vertical marker per alert event (change
-point, opened, resolved). Each element carries a ``<title>``, which browsers show as
-a tooltip without any script.
+point, opened, resolved). A bucket of fewer than ``FEW`` records is drawn hollow and
+joined by a dotted line, and the axis is scaled without it: one answer in a bucket is a
+rate of 0% or 100%, which says little and must not draw the eye or flatten the rest.
+Each element carries a ``<title>``, which browsers show as a tooltip without any script.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ TICK_STEPS = tuple(
     )
 )
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+FEW = 10
+"""A bucket of fewer scored records than this has a rate too unsure to weigh as the
+others: drawn hollow here, merged with its neighbours in a sparkline."""
 
 MarkerKind = Literal["change point", "opened", "resolved"]
 
@@ -102,13 +107,14 @@ def render_chart(
     """An ``<svg>`` of the buckets' unsupported rate (buckets in time order)."""
     if not buckets:
         return f'<p class="empty" id="{escape(chart_id)}">No scored records yet.</p>'
-    # The axis holds each rate and the intervals of buckets big enough to matter; the
-    # wide interval of a bucket of a few records is cut at the top rather than
-    # squeezing the baseline band flat.
+    # The axis holds the rates and intervals of buckets big enough to matter; a bucket of
+    # a few records (when there are others) is cut at the top rather than squeezing the
+    # baseline band flat, and its tooltip says its figures.
+    weighty = [b for b in buckets if b.records >= FEW] or [b for b in buckets if b.records]
     top = max(
         [band.high if band else 0.0]
-        + [b.unsupported / b.records for b in buckets if b.records]
-        + [wilson_interval(b.unsupported, b.records)[1] for b in buckets if b.records >= 10]
+        + [b.unsupported / b.records for b in weighty]
+        + [wilson_interval(b.unsupported, b.records)[1] for b in weighty if b.records >= FEW]
     )
     ceiling = next((c for c, _ in Y_SCALES if c >= top), 1.0)
     frame = _Frame(buckets[0].start, buckets[-1].start + width, ceiling)
@@ -182,7 +188,7 @@ def _axes(frame: _Frame, width: timedelta) -> list[str]:
 
 
 def _series(frame: _Frame, buckets: Sequence[Counts], width: timedelta) -> list[str]:
-    points: list[tuple[datetime, float, float]] = []
+    points: list[tuple[datetime, float, float, bool]] = []
     dots = []
     for bucket in buckets:
         if not bucket.records:
@@ -190,22 +196,27 @@ def _series(frame: _Frame, buckets: Sequence[Counts], width: timedelta) -> list[
         rate = bucket.unsupported / bucket.records
         low, high = wilson_interval(bucket.unsupported, bucket.records)
         cx, cy = frame.x(bucket.start + width / 2), frame.y(rate)
-        points.append((bucket.start, cx, cy))
+        few = bucket.records < FEW
+        points.append((bucket.start, cx, cy, few))
         tip = (
             f"{bucket.start:%Y-%m-%d %H:%M:%S} UTC, {duration(width)}: {bucket.unsupported} of "
             f"{bucket.records} answers unsupported ({rate:.1%}; 95% {low:.1%}–{high:.1%})"
+            + (f"; fewer than {FEW} answers, a rough figure" if few else "")
         )
+        kind = " few" if few else ""
         dots.append(
-            f'<line class="ci" x1="{cx:.1f}" x2="{cx:.1f}" y1="{frame.y(low):.1f}" '
-            f'y2="{frame.y(high):.1f}"/><circle class="dot" cx="{cx:.1f}" cy="{cy:.1f}" r="3.5">'
-            f"<title>{escape(tip)}</title></circle>"
+            f'<line class="ci{kind}" x1="{cx:.1f}" x2="{cx:.1f}" y1="{frame.y(low):.1f}" '
+            f'y2="{frame.y(high):.1f}"/><circle class="dot{kind}" cx="{cx:.1f}" '
+            f'cy="{cy:.1f}" r="3.5"><title>{escape(tip)}</title></circle>'
         )
     runs: list[list[tuple[float, float]]] = []
     gaps = []
-    for i, (start, cx, cy) in enumerate(points):
-        if i and start - points[i - 1][0] > width:
-            # Buckets without records in between: joined, but dashed, to show the trend.
-            _, px, py = points[i - 1]
+    for i, (start, cx, cy, few) in enumerate(points):
+        before = points[i - 1] if i else None
+        if before is not None and (start - before[0] > width or few or before[3]):
+            # Across buckets without records, or to one of a few: joined, but dotted, to
+            # show the trend without lending the rough point the solid line's weight.
+            _, px, py, _ = before
             gaps.append(
                 f'<line class="gap" x1="{px:.1f}" y1="{py:.1f}" x2="{cx:.1f}" y2="{cy:.1f}"/>'
             )

@@ -8,14 +8,15 @@ opens offline and stays inert whatever text the monitored app put in its traces.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..drift import Baseline, wilson_interval
-from ..model import Alert, segment_key, segment_name
-from .chart import Band, Marker, render_chart
+from ..model import Alert, cause_words, segment_key, segment_name
+from ..model.alerts import ACKED_AT, ACKED_BY, acknowledgement, detail_label
+from .chart import FEW, Band, Marker, render_chart
 from .style import CSS
 from .traces import render_example, render_reference
 
@@ -29,8 +30,10 @@ STATES = ("firing", "pending", "resolved")
 SHOWN = frozenset(
     "baseline_rate baseline_interval baseline_records baseline_source current_rate "
     "current_interval records unsupported statistic threshold change_at examples "
-    "explained_by".split()
+    f"explained_by causes dominant_cause ceiling {ACKED_BY} {ACKED_AT}".split()
 )
+Actions = Callable[[Alert], str]
+"""What a page offers to do with an alert (the dashboard's acknowledge form), as HTML."""
 SENTINEL_FIGURES = (
     ("version", "set version"),
     ("direction", "direction"),
@@ -93,6 +96,10 @@ def _interval(pair: object) -> str:
 
 def _value(value: Any) -> str:
     """A detail of any rule, readable: numbers rounded, times as times, mappings as k: v."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "—"
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, str):
@@ -163,6 +170,12 @@ LEGEND = (
     '<li><svg width="26" height="12"><line x1="0" x2="26" y1="6" y2="6" stroke="#243b53" '
     'stroke-width="2"/><circle cx="13" cy="6" r="3.5" fill="#243b53"/></svg>unsupported rate '
     "per bucket</li>"
+    '<li><svg width="12" height="12"><circle cx="6" cy="6" r="3.5" fill="#fff" stroke="#243b53" '
+    f'stroke-width="1.5"/></svg>fewer than {FEW} answers: a rough rate (the axis is not scaled '
+    "to it)</li>"
+    '<li><svg width="26" height="12"><line x1="0" x2="26" y1="6" y2="6" stroke="#243b53" '
+    'stroke-width="1.5" stroke-dasharray="3 4" opacity=".7"/></svg>dotted: to a rough rate, or '
+    "across buckets without answers</li>"
     '<li><svg width="10" height="14"><line x1="5" x2="5" y1="0" y2="14" stroke="#9fb3c8" '
     'stroke-width="1.5"/></svg>its 95% interval</li>'
     '<li><svg width="26" height="12"><rect width="26" height="12" fill="#2f6fb0" '
@@ -273,21 +286,34 @@ def _current_of(alert: Alert) -> str:
     return _rate(details["current_rate"], details.get("current_interval"))
 
 
-def _alert_row(data: ReportData, alert: Alert) -> str:
+def _alert_row(data: ReportData, alert: Alert, act: Actions | None) -> str:
     change = _parse_time(alert.details.get("change_at"))
     cells = [
         f'<a href="#alert-{alert.id}">#{alert.id}</a>',
-        escape(alert.rule),
-        _badge(alert.state),
-        escape(alert.severity),
-        f'<span class="segment">{escape(_segment(alert.segment))}</span>',
+        escape(alert.rule).replace("_", "_<wbr>"),  # a long rule may break at its words
+        f'{_badge(alert.state)}<span class="severity">{escape(alert.severity)}</span>',
+        _segment_cell(alert.segment),
         _baseline_of(data, alert),
         _current_of(alert),
         _text(alert.details.get("records", "—")),
         _short(change),
         _short(alert.opened_at),
+        _acked_cell(alert, act),
     ]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def _segment_cell(segment: Mapping[str, str]) -> str:
+    """The segment's name, broken only between its ``name=value`` pairs."""
+    pairs = [segment_name({k: segment[k]}) for k in sorted(segment)] or [_segment(segment)]
+    return ",<wbr>".join(f'<span class="segment">{escape(pair)}</span>' for pair in pairs)
+
+
+def _acked_cell(alert: Alert, act: Actions | None) -> str:
+    taken = acknowledgement(alert)
+    if taken is not None:
+        return f"{escape(taken.by)} {_short(taken.at)}"
+    return (act(alert) if act is not None else "") or "—"
 
 
 def _short(at: datetime | None) -> str:
@@ -300,7 +326,11 @@ def _facts(pairs: list[tuple[str, str]]) -> str:
 
 
 def _alert_card(
-    data: ReportData, alert: Alert, shown_under: dict[str, Alert], link_traces: bool = False
+    data: ReportData,
+    alert: Alert,
+    shown_under: dict[str, Alert],
+    link_traces: bool = False,
+    act: Actions | None = None,
 ) -> str:
     """One alert; an example trace already shown under an earlier alert is linked to."""
     d = alert.details
@@ -311,7 +341,18 @@ def _alert_card(
     ]
     if alert.resolved_at is not None:
         pairs.append(("resolved", _when(alert.resolved_at)))
-    if "current_rate" in d:
+
+    if "ceiling" in d and "current_rate" in d:
+        # No baseline yet: an absolute bar over the last window, no CUSUM.
+        pairs += [
+            ("ceiling (no baseline yet)", _pct(d["ceiling"])),
+            ("rate over the last hour", _pct(d["current_rate"])),
+            (
+                "sample",
+                f"{_text(d.get('unsupported', '—'))} of {_text(d.get('records', '—'))} answers",
+            ),
+        ]
+    elif "current_rate" in d:
         source = "overall" if d.get("baseline_source") == "overall" else "own"
         pairs += [
             ("baseline rate (95%)", _baseline_of(data, alert)),
@@ -324,6 +365,9 @@ def _alert_card(
             ("CUSUM / threshold", f"{_text(d.get('statistic'))} / {_text(d.get('threshold'))}"),
             ("change point", _when(_parse_time(d.get("change_at")))),
         ]
+        if isinstance(d.get("causes"), Mapping) and d["causes"]:
+            # Which half of the pipeline to fix: points of the current rate per cause.
+            pairs.append(("unsupported by cause", escape(cause_words(d["causes"]))))
     if isinstance(d.get("explained_by"), Mapping):
         pairs.append(("explained by", escape(segment_name(d["explained_by"]))))
     # A sentinel run's result always carries its accuracy; production rules never do.
@@ -331,17 +375,21 @@ def _alert_card(
     if "accuracy" not in d:
         sentinel = []
     shown = SHOWN | {k for k, _ in SENTINEL_FIGURES} if sentinel else SHOWN
-    rest = [(k, _text(v)) for k, v in d.items() if k not in shown]
+    rest = [(detail_label(k), _detail(k, v)) for k, v in d.items() if k not in shown]
+    taken = acknowledgement(alert)
+    offered = act(alert) if act is not None and taken is None else ""
     parts = [
         f'<section class="card alert-card {escape(alert.state)}" id="alert-{alert.id}">',
         f"<h3>#{alert.id} {escape(alert.rule)} · {escape(_segment(alert.segment))} "
         f"{_badge(alert.state)}</h3>",
+        f'<p class="acked">{escape(taken.line)}</p>' if taken is not None else "",
+        f'<div class="ack">{offered}</div>' if offered else "",
         _facts(pairs),
     ]
     if sentinel:
         parts += ["<h5>Sentinel figures</h5>", _facts(sentinel)]
     if rest:
-        parts += ["<h5>Other details</h5>", _facts(rest)]
+        parts += ["<h5>More about this alert</h5>", _facts(rest)]
     examples = [e for e in d.get("examples", ()) if isinstance(e, Mapping) and "trace_id" in e]
     if examples:
         parts.append(f"<h5>Example traces ({len(examples)})</h5>")
@@ -358,9 +406,17 @@ def _alert_card(
     return "".join(parts)
 
 
-def render_alerts(data: ReportData, link_traces: bool = False) -> str:
+def _detail(key: str, value: Any) -> str:
+    """A detail beyond the card's own places: an interval of rates as one, the rest as is."""
+    if key.endswith("_interval"):
+        return _interval(value)
+    return _text(value)
+
+
+def render_alerts(data: ReportData, link_traces: bool = False, act: Actions | None = None) -> str:
     """The alerts table and a card per alert with its evidence; ``link_traces`` links each
-    example trace to its dashboard page (``/traces/ID``)."""
+    example trace to its dashboard page (``/traces/ID``); ``act`` gives what the page
+    offers to do with an alert not yet acknowledged (the dashboard's form)."""
     if not data.alerts:
         return '<section><h2>Alerts</h2><p class="muted">No alert has been raised.</p></section>'
     head = "".join(
@@ -369,18 +425,18 @@ def render_alerts(data: ReportData, link_traces: bool = False) -> str:
             "#",
             "rule",
             "state",
-            "severity",
             "segment",
             "baseline (95%)",
             "current (95%)",
             "records",
             "change point (UTC)",
             "opened (UTC)",
+            "acknowledged",
         )
     )
-    rows = "".join(_alert_row(data, a) for a in data.alerts)
+    rows = "".join(_alert_row(data, a, act) for a in data.alerts)
     shown_under: dict[str, Alert] = {}
-    cards = "".join(_alert_card(data, a, shown_under, link_traces) for a in data.alerts)
+    cards = "".join(_alert_card(data, a, shown_under, link_traces, act) for a in data.alerts)
     return (
         "<section><h2>Alerts</h2>"
         '<p class="lede">Every alert, oldest first. In the examples, '

@@ -15,6 +15,7 @@ body {
 main { max-width: 1120px; margin: 0 auto; padding: 28px 24px 48px; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 36px 0 6px; }
+.card > h2:first-child { margin-top: 0; }
 h3 { font-size: 16px; margin: 0 0 4px; display: flex; gap: 10px; align-items: center;
   flex-wrap: wrap; }
 h4 { font-size: 14px; margin: 0 0 2px; }
@@ -23,6 +24,9 @@ h5 { font-size: 12px; margin: 14px 0 6px; text-transform: uppercase; letter-spac
 a { color: var(--base); }
 code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monospace;
   background: #eef1f5; padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+/* A trace id is read and copied whole: it never breaks inside. */
+code.trace-id, a[href^="/traces/"] > code, a[href^="/review/"] > code {
+  white-space: nowrap; overflow-wrap: normal; }
 .muted, .meta, .lede { color: var(--muted); }
 .meta { font-size: 12px; margin: 0 0 10px; }
 .standing { font-weight: 600; margin: 0 0 10px; }
@@ -41,6 +45,7 @@ code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monos
   font-weight: 600; color: #fff; background: var(--ok); }
 .badge.firing { background: var(--firing); } .badge.pending { background: var(--pending); }
 .badge.resolved { background: var(--resolved); }
+.badge.explained { background: #6a5a9e; } .badge.folded { background: #9aa5b1; }
 .alert-card { border-left: 5px solid var(--ok); }
 .alert-card.firing { border-left-color: var(--firing); }
 .alert-card.pending { border-left-color: var(--pending); }
@@ -58,6 +63,8 @@ code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monos
 .chart .baseline { stroke: var(--base); stroke-width: 1.5; stroke-dasharray: 6 4; }
 .chart .rate { fill: none; stroke: var(--rate); stroke-width: 2; stroke-linejoin: round; }
 .chart .dot { fill: var(--rate); stroke: #fff; stroke-width: 1; }
+.chart .dot.few { fill: #fff; stroke: var(--rate); stroke-width: 1.5; }
+.chart .ci.few { opacity: .45; }
 .chart .ci { stroke: #9fb3c8; stroke-width: 1.5; }
 .chart .marker line { stroke-width: 2; }
 .chart .marker text { font-size: 11px; font-weight: 650; paint-order: stroke;
@@ -73,6 +80,9 @@ th { font-size: 12px; color: var(--muted); font-weight: 600; }
 td { font-variant-numeric: tabular-nums; }
 .table-wrap { overflow-x: auto; padding: 6px 10px; }
 .time, .val, .interval, .segment { white-space: nowrap; }
+table.alerts .severity { display: block; font-size: 12px; color: var(--muted); }
+table.alerts th, table.alerts td { padding: 7px 6px; }
+.acked { font-size: 13px; color: var(--resolved); margin: 2px 0 6px; }
 table .interval { display: block; font-size: 12px; color: var(--muted); }
 table .time { display: inline-block; white-space: normal; min-width: 82px; }
 .alert-link { text-decoration: none; color: var(--muted); font-size: 13px; font-weight: 500; }

@@ -213,7 +213,7 @@ def render_example(
 
     ``link`` makes the trace id a link to its dashboard page."""
     head = f'<article class="example" id="trace-{escape(trace_id)}">'
-    shown = f"<code>{escape(trace_id)}</code>"
+    shown = f'<code class="trace-id">{escape(trace_id)}</code>'
     if link:
         shown = f'<a href="/traces/{quote(trace_id, safe="")}">{shown}</a>'
     title = f"<h4>Trace {shown}</h4>"
@@ -284,7 +284,8 @@ def render_reference(trace_id: str, where: str, unsupported: Sequence[str]) -> s
     """A trace already shown in full under another alert: a link and its unsupported claims."""
     claims = "; ".join(unsupported)
     return (
-        f'<article class="example ref"><h4>Trace <code>{escape(trace_id)}</code></h4>'
+        f'<article class="example ref"><h4>Trace <code class="trace-id">{escape(trace_id)}</code>'
+        "</h4>"
         f'<p class="muted">Shown in full under <a href="#trace-{escape(trace_id)}">alert '
         f"{escape(where)}</a>. Unsupported: {escape(claims)}</p></article>"
     )

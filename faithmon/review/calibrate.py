@@ -3,10 +3,14 @@ acceptance the judge's strict score allows while false rejection stays within a 
 and a guard band around the threshold where answers go to review instead of a verdict.
 
 An answer *passes* at threshold ``t`` when its score is at least ``t``. Candidates are the
-scores seen, plus one above every score (pass nothing). Among the candidates whose
-weighted false rejection is at most ``max_false_rejection``, the one with the lowest
-weighted false acceptance wins, ties going to the lower threshold (fewer rejections). The
-weights are the inverse inclusion probabilities, as in :mod:`.agreement`.
+scores seen (each within 0 to 1, as a threshold must be: one above 1 would fail every
+answer). Among the candidates whose weighted false rejection is at most
+``max_false_rejection``, the one with the lowest weighted false acceptance wins, ties going
+to the lower threshold (fewer rejections). The weights are the inverse inclusion
+probabilities, as in :mod:`.agreement`.
+
+A threshold rests on the answers of its segment: :func:`shortfall` says when they cannot
+carry one yet (too few, or none that the reviewers passed, so no score separates them).
 """
 
 from __future__ import annotations
@@ -17,9 +21,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ..model.review import Reviewed, Threshold
-
-ABOVE_ALL = 1.0001
-"""The threshold that passes no answer (every score is at most 1)."""
 
 Point = tuple[float, bool, float]
 """(judge score, reviewers passed the answer, weight)."""
@@ -39,9 +40,9 @@ def calibrate(
     points: Sequence[Point], max_false_rejection: float, guard: float
 ) -> Threshold | None:
     """The threshold for ``points`` (None without any), and why it was chosen."""
-    if not points:
+    candidates = sorted({score for score, _, _ in points if 0.0 <= score <= 1.0})
+    if not candidates:
         return None
-    candidates = [*sorted({score for score, _, _ in points}), ABOVE_ALL]
     best: tuple[float, float, float] | None = None  # (fa, t, fr)
     for t in candidates:
         fa, fr = _rates(points, t)
@@ -63,7 +64,7 @@ def calibrate(
         fa, fr = _rates(points, t)
         why = (
             f"lowest false acceptance ({_pct(fa)}) with false rejection {_pct(fr)} "
-            f"within {max_false_rejection:.0%}, over {len(points)} reviewed answers"
+            f"within {max_false_rejection:.0%}"
         )
     return Threshold(
         threshold=round(t, 4),
@@ -74,6 +75,17 @@ def calibrate(
         n=len(points),
         rationale=why,
     )
+
+
+def shortfall(points: Sequence[Point], min_answers: int) -> str | None:
+    """Why no threshold may rest on ``points`` yet, or None when one may: fewer than
+    ``min_answers`` reviewed answers, or none the reviewers passed (every score is then as
+    bad as any other)."""
+    if len(points) < min_answers:
+        return f"{len(points)} of the {min_answers} labelled answers a threshold needs"
+    if not any(human for _, human, _ in points):
+        return f"the reviewers passed none of its {len(points)} answers: no score separates them"
+    return None
 
 
 def _pct(value: float | None) -> str:

@@ -12,6 +12,7 @@ from ..model import (
     Alert,
     segment_key,
 )
+from ..model.alerts import ACKED_AT, ACKED_BY
 from ._dialect import for_update
 from .tables import (
     AlertRow,
@@ -118,8 +119,8 @@ def ack_alert(session: Session, alert_id: int, by: str, at: datetime) -> Alert |
     row = session.scalars(query).one_or_none()
     if row is None:
         return None
-    if "acked_by" not in row.details:
-        row.details = {**row.details, "acked_by": by, "acked_at": at.isoformat()}
+    if ACKED_BY not in row.details:
+        row.details = {**row.details, ACKED_BY: by, ACKED_AT: at.isoformat()}
     return to_alert(row)
 
 

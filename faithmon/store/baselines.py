@@ -28,6 +28,9 @@ def load_baselines(session: Session, judge: str) -> FrozenBaselines | None:
             row.cited,
             row.miscited,
             row.citation_spread,
+            row.measured,
+            row.missed,
+            row.retrieval_spread,
         )
         for row in rows
     }
@@ -50,6 +53,9 @@ def save_baselines(session: Session, judge: str, frozen: FrozenBaselines) -> Non
             "cited": baseline.cited,
             "miscited": baseline.miscited,
             "citation_spread": baseline.citation_spread,
+            "measured": baseline.measured,
+            "missed": baseline.missed,
+            "retrieval_spread": baseline.retrieval_spread,
             "window_start": frozen.window_of(key)[0],
             "window_end": frozen.window_of(key)[1],
             "created_at": now,

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from ..errors import RecordGone
 from ..model import (
     BAD_CITATIONS,
+    Cause,
     Claim,
     Evidence,
     Judgement,
@@ -209,6 +210,8 @@ def outcomes(
             EvaluationRow.claims,
             chunk_ids,
             EvaluationRow.citation_accuracy,
+            EvaluationRow.context_relevance,
+            EvaluationRow.cause,
         )
         .join(EvaluationRow, EvaluationRow.record_id == RecordRow.id)
         .where(counted(session, judge))
@@ -225,8 +228,20 @@ def outcomes(
             claims,
             (ids or ()) if evidence else None,
             citation_accuracy=accuracy,
+            context_relevance=relevance,
+            cause=cause,
         )
-        for trace_id, started_at, labels, reason, claims, ids, accuracy in session.execute(query)
+        for (
+            trace_id,
+            started_at,
+            labels,
+            reason,
+            claims,
+            ids,
+            accuracy,
+            relevance,
+            cause,
+        ) in session.execute(query)
     ]
 
 
@@ -239,10 +254,13 @@ def outcome_of(
     chunk_ids: Sequence[str | None] | None = None,
     seq: int = 0,
     citation_accuracy: float | None = None,
+    context_relevance: float | None = None,
+    cause: str | None = None,
 ) -> Outcome:
     """A stored evaluation as a drift outcome; with ``chunk_ids`` an unsupported or
     miscited one carries the evidence its alert shows. ``citation_accuracy`` is the stored
-    column: None when the answer cites nothing (no observation of the citation stream)."""
+    column: None when the answer cites nothing (no observation of the citation stream);
+    ``context_relevance`` likewise for the retrieval stream."""
     judgement = Judgement("", "ok", to_claims(claims))
     doubtful = judgement.not_supported
     miscited = citation_accuracy is not None and citation_accuracy < 1
@@ -269,7 +287,13 @@ def outcome_of(
         cited=citation_accuracy is not None,
         miscited=miscited,
         miscited_claims=tuple(c.text for c in wrong) if miscited else (),
+        context_relevance=context_relevance,
+        cause=_CAUSES.get(cause or "") if judgement.unsupported else None,
     )
+
+
+_CAUSES: dict[str, Cause] = {"retrieval": "retrieval", "generation": "generation"}
+"""A stored cause as the model's: anything else read back is no cause."""
 
 
 def latest_judge(session: Session) -> str | None:

@@ -1,20 +1,24 @@
-"""Cumulative per-segment counters, updated as evaluations are written, read by /metrics."""
+"""Cumulative per-segment counters, updated as evaluations are written, read by /metrics;
+and the relevance histograms of those segments, read from the evaluations stored."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, case, func, select, update
 from sqlalchemy.orm import Session
 
 from ..model import Judgement, partition_label, segment_key, segments_of
-from ._dialect import insert_for
+from ._dialect import insert_for, is_postgresql
 from .records import PENDING
-from .tables import JudgeUsageRow, RecordRow, SegmentMetricsRow
+from .tables import EvaluationRow, JudgeUsageRow, RecordRow, SegmentMetricsRow
 
 # Upper bounds of the strict-faithfulness histogram buckets (cumulative, as Prometheus).
 BUCKETS = (0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
+# Upper bounds of the context- and answer-relevance histogram buckets.
+RELEVANCE_BUCKETS = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+RELEVANCE = ("context_relevance", "answer_relevance")
 
 
 _COUNTERS = (
@@ -98,6 +102,7 @@ def snapshot(session: Session) -> dict[str, Any]:
             total[name] += getattr(row, name)
         total["buckets"] = [a + b for a, b in zip(total["buckets"], row.buckets, strict=True)]
     segments = list(merged.values())
+    add_relevance(session, segments)
     statuses = dict(
         session.execute(select(RecordRow.status, func.count()).group_by(RecordRow.status)).all()
     )
@@ -123,3 +128,63 @@ def snapshot(session: Session) -> dict[str, Any]:
             for j, c, p, o in usage
         ],
     }
+
+
+def add_relevance(session: Session, segments: Sequence[dict[str, Any]]) -> None:
+    """Give each segment row (``segment``, ``judge``) its ``relevance``: per measure, the
+    cumulative bucket counts, sum and count over the evaluations stored that measured it.
+
+    Only the segments and judges the counters hold are filled, so the label sets stay
+    theirs. One query counts by judge and label set; each set's counts go to the
+    segments ``segments_of`` gives it, as the worker's counters do.
+    """
+    rows = {(segment_key(row["segment"]), row["judge"]): row for row in segments}
+    for row in segments:
+        row["relevance"] = {
+            name: {"buckets": [0] * len(RELEVANCE_BUCKETS), "sum": 0.0, "count": 0}
+            for name in RELEVANCE
+        }
+    if not rows:
+        return
+    names = sorted({name for row in segments for name in row["segment"]})
+    postgresql = is_postgresql(session)
+    if postgresql:
+        # A label is cheap to read out of binary JSON; a sort on whole label sets spills.
+        keys = [RecordRow.labels[name].as_string() for name in names]
+    else:
+        # SQLite parses JSON text at every read: label sets are grouped as text, then read
+        # once per group.
+        keys = [RecordRow.labels]
+    measured: list[ColumnElement[Any]] = []
+    for name in RELEVANCE:
+        column = getattr(EvaluationRow, name)
+        measured += [func.sum(case((column <= bound, 1), else_=0)) for bound in RELEVANCE_BUCKETS]
+        measured += [func.sum(column), func.count(column)]
+    query = (
+        select(EvaluationRow.judge, *(k.label(f"key_{i}") for i, k in enumerate(keys)), *measured)
+        .join(RecordRow, RecordRow.id == EvaluationRow.record_id)
+        .where(EvaluationRow.judge.in_(sorted({judge for _, judge in rows})))
+        .where(
+            EvaluationRow.context_relevance.is_not(None)
+            | EvaluationRow.answer_relevance.is_not(None)
+        )
+        # By the names: the expressions hold bound values, which PostgreSQL would not
+        # match between the select list and the GROUP BY.
+        .group_by(EvaluationRow.judge, *(f"key_{i}" for i in range(len(keys))))
+    )
+    width = len(RELEVANCE_BUCKETS) + 2
+    for judge, *values in session.execute(query):
+        found, counts = values[: len(keys)], values[len(keys) :]
+        labels = dict(zip(names, found, strict=True)) if postgresql else found[0]
+        for segment in segments_of(labels, names, partition_label(names)):
+            counted = rows.get((segment_key(segment), judge))
+            if counted is None:
+                continue
+            for i, name in enumerate(RELEVANCE):
+                *buckets, total, count = counts[i * width : (i + 1) * width]
+                histogram = counted["relevance"][name]
+                histogram["buckets"] = [
+                    a + int(b or 0) for a, b in zip(histogram["buckets"], buckets, strict=True)
+                ]
+                histogram["sum"] += float(total or 0.0)
+                histogram["count"] += int(count)

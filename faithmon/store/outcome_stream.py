@@ -28,12 +28,16 @@ _COLUMNS = (
     RecordRow.sample_reason,
     EvaluationRow.claims,
     EvaluationRow.citation_accuracy,
+    EvaluationRow.context_relevance,
+    EvaluationRow.cause,
 )
 
 
 def _outcome(row: Any, ids: Sequence[str | None] | None = None) -> Outcome:
-    seq, trace_id, started_at, labels, reason, claims, accuracy = row[:7]
-    return outcome_of(trace_id, started_at, labels, reason, claims, ids, seq, accuracy)
+    seq, trace_id, started_at, labels, reason, claims, accuracy, relevance, cause = row[:9]
+    return outcome_of(
+        trace_id, started_at, labels, reason, claims, ids, seq, accuracy, relevance, cause
+    )
 
 
 def stream(
@@ -98,7 +102,7 @@ def by_seq(session: Session, seqs: Collection[int]) -> dict[int, Outcome]:
         .join(RecordRow, EvaluationRow.record_id == RecordRow.id)
         .where(EvaluationRow.id.in_(sorted(seqs)))
     )
-    return {row[0]: _outcome(row, row[7] or ()) for row in session.execute(query)}
+    return {row[0]: _outcome(row, row[9] or ()) for row in session.execute(query)}
 
 
 QUIET = timedelta(minutes=5)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from ..model import Alert, acts_on, segment_key, visible_to
 from . import rules
 from .alerts import ack_alert, to_alert
-from .tables import AlertRow
+from .tables import AlertRow, ApiKeyRow
 
 OPEN = ("pending", "firing")
 """The states of an alert not resolved, by name: a list of them reads ``ix_alerts_state_id``,
@@ -95,3 +95,10 @@ def ack_for(
     if alert is None or not acts_on(alert, tenant):
         return alert
     return ack_alert(session, alert_id, by, at)
+
+
+def acknowledger(session: Session, key_id: int, prefix: str) -> str:
+    """How an acknowledgement names the key that made it: the name it was created with
+    (``faithmon keys create --name``), else its prefix; never the key."""
+    row = session.get(ApiKeyRow, key_id)
+    return row.name if row is not None and row.name.strip() else f"key fm_{prefix}"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ..model.review import Threshold
@@ -23,7 +23,11 @@ def save_threshold(
     dataset_version: str,
     now: datetime,
 ) -> None:
-    """Keep a calibrated threshold as a new version (the newest is the one in use)."""
+    """Keep a calibrated threshold as a new version (the newest is the one in use), with
+    the number of reviewed answers it rests on (``n``). A threshold outside 0 to 1 would
+    pass or fail every answer: it is refused."""
+    if not 0.0 <= found.threshold <= 1.0:
+        raise ValueError(f"threshold {found.threshold} is outside 0 to 1: not stored")
     session.add(
         ReviewThresholdRow(
             judge=judge,
@@ -41,6 +45,13 @@ def save_threshold(
             created_at=now,
         )
     )
+
+
+def clear_thresholds(session: Session) -> int:
+    """Remove every stored threshold, of every judge configuration; returns how many
+    versions were removed. Until the next calibration no threshold gates an answer."""
+    result = session.execute(delete(ReviewThresholdRow))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def latest_thresholds(session: Session, judge: str) -> dict[str, dict[str, Any]]:

@@ -1,5 +1,6 @@
 """`faithmon alerts test` sends a labelled test notification through the real routes and
-sinks (here a webhook and a Slack-format receiver on 127.0.0.1) and says what each took."""
+sinks (here a webhook and a Slack-format receiver on 127.0.0.1) and says what each took,
+or the HTTP status with which it refused."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ type = "slack"
 url = "{url}/slack"
 
 [[routes]]
+match = ["severity=critical"]
+sinks = ["oncall"]
+
+[[routes]]
 match = ["tenant=acme"]
 sinks = ["oncall"]
 
@@ -42,6 +47,7 @@ def receiver() -> Iterator[Receiver]:
 def test_the_test_alert_goes_where_its_labels_route(
     tmp_path: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """By its labels, by --sink, or by --severity for a route that matches on it."""
     rules = tmp_path / "rules.toml"
     rules.write_text(RULES.format(url=receiver.url))
     monkeypatch.setenv("FAITHMON_ALERT_RULES", str(rules))
@@ -59,6 +65,14 @@ def test_the_test_alert_goes_where_its_labels_route(
     assert runner.invoke(main, ["alerts", "test"]).stdout == "chat: sent\n"
     assert receiver.received[-1].path == "/slack"
     assert runner.invoke(main, ["alerts", "test", "--sink", "oncall"]).stdout == "oncall: sent\n"
+    # A route matching on severity is tested with that severity.
+    critical = runner.invoke(main, ["alerts", "test", "--severity", "critical", "--json"])
+    assert json.loads(critical.stdout)["sinks"] == {"oncall": "sent"}
+    assert json.loads(receiver.received[-1].body)["alert"]["severity"] == "critical"
+    bad = runner.invoke(main, ["alerts", "test", "--severity", "fatal"])
+    assert (
+        bad.exit_code == 2 and "'fatal' is not one of 'info', 'warning', 'critical'" in bad.output
+    )
     missing = runner.invoke(main, ["alerts", "test", "--sink", "pager"])
     assert (
         missing.exit_code == 1 and "no sink named 'pager' (sinks: chat, oncall)" in missing.stderr
@@ -68,6 +82,7 @@ def test_the_test_alert_goes_where_its_labels_route(
 def test_a_sink_that_refuses_is_named_and_the_exit_fails(
     tmp_path: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A 403 and three 500s are shown as those statuses; the exit is 1; the URL is not."""
     rules = tmp_path / "rules.toml"
     rules.write_text(RULES.format(url=receiver.url))
     monkeypatch.setenv("FAITHMON_ALERT_RULES", str(rules))
@@ -75,5 +90,12 @@ def test_a_sink_that_refuses_is_named_and_the_exit_fails(
     receiver.statuses.extend([403])
     result = CliRunner().invoke(main, ["alerts", "test", "--route", "tenant=acme"])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert result.stdout == "oncall: failed (HTTPError)\n"
+    assert result.stdout == "oncall: failed (HTTP 403)\n"
     assert receiver.url not in result.output
+    # A server error is retried, then reported as the status it was, not as a lost
+    # connection.
+    receiver.statuses.extend([500, 500, 500])
+    result = CliRunner().invoke(main, ["alerts", "test", "--route", "tenant=acme"])
+    assert result.exit_code == 1
+    assert result.stdout == "oncall: failed (HTTP 500 after 3 attempts)\n"
+    assert receiver.statuses == []

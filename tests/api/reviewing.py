@@ -52,7 +52,9 @@ class Served:
     tenants: dict[str, str | None]
 
     def who(self, role: str) -> str:
-        return f"key fm_{self.prefixes[role]}"
+        """How labels name the role's reviewer: its key's name, which is the role."""
+        assert role in self.keys
+        return role
 
 
 def record(n: int, tenant: str | None, hostile: bool = False) -> RagRecord:
@@ -77,9 +79,10 @@ def queue_records(sessions: Sessions, batch: list[RagRecord], policy: QueuePolic
 
 
 @contextmanager
-def serve(database_url: str) -> Iterator[Served]:
-    """The app over real HTTP on a fresh store with the queue filled, and keys: admin,
-    reader (read only), acme and globex (tenant-bound reviewers), and REVIEWERS."""
+def serve(database_url: str, keyed: bool = True) -> Iterator[Served]:
+    """The app over real HTTP on a fresh store with the queue filled, and keys named for
+    their roles: admin, reader (read only), acme and globex (tenant-bound reviewers), and
+    REVIEWERS. Without ``keyed``, no key: the server is open (loopback, no key yet)."""
     engine = store_engine.make_engine(database_url)
     try:
         store_engine.upgrade(engine)
@@ -91,14 +94,15 @@ def serve(database_url: str) -> Iterator[Served]:
             traces = [item.trace_id for item in store_review.queue(session)]
         assert traces[0] == made[1].trace_id
         keys, prefixes = {}, {}
+        roles = (
+            ("admin", ["admin"], None),
+            ("reader", ["read"], None),
+            ("acme", ["read", "review"], "acme"),
+            ("globex", ["read", "review"], "globex"),
+            *((name, ["read", "review"], None) for name in REVIEWERS),
+        )
         with sessions.begin() as session:
-            for role, scopes, tenant in (
-                ("admin", ["admin"], None),
-                ("reader", ["read"], None),
-                ("acme", ["read", "review"], "acme"),
-                ("globex", ["read", "review"], "globex"),
-                *((name, ["read", "review"], None) for name in REVIEWERS),
-            ):
+            for role, scopes, tenant in roles if keyed else ():
                 key, prefix = new_key()
                 store_keys.create_key(session, prefix, key_hash(key), scopes, tenant, name=role)
                 keys[role], prefixes[role] = key, prefix

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -141,7 +142,7 @@ def _served(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
                 ("ingest_only", ["ingest"], None),
             ):
                 key, prefix = new_key()
-                store_keys.create_key(session, prefix, key_hash(key), scopes, tenant)
+                store_keys.create_key(session, prefix, key_hash(key), scopes, tenant, name=name)
                 made[name] = key
         auth = wiring.make_auth(settings, sessions, "127.0.0.1")
         pipeline = Pipeline(lambda batch: None, sampler=KeepAll(), scrubber=identity)
@@ -261,6 +262,25 @@ def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path
         assert [c["sameSite"] for c in cookies] == ["Strict"]
         assert served.admin not in json.dumps(cookies)
 
+        # The alerts table fits its card, and an alert is acknowledged in the key's name.
+        table = page.locator("table.alerts")
+        assert table.evaluate("t => t.parentElement.scrollWidth <= t.parentElement.clientWidth")
+        row = table.locator("tbody tr").filter(has=page.get_by_role("button", name="Acknowledge"))
+        alert_id = row.first.locator("td").first.inner_text().lstrip("#")
+        row.first.get_by_role("button", name="Acknowledge").click()
+        expect(page).to_have_url(f"{served.url}/alerts#alert-{alert_id}")
+        expect(page.locator(f"#alert-{alert_id} p.acked")).to_have_text(
+            re.compile(r"^acknowledged by admin at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$")
+        )
+        acked = table.locator("tbody tr").filter(has=page.locator(f'a[href="#alert-{alert_id}"]'))
+        expect(acked.get_by_role("button", name="Acknowledge")).to_have_count(0)
+        # A trace id never breaks inside, even on a narrow screen.
+        page.set_viewport_size({"width": 320, "height": 900})
+        ids = page.locator("code.trace-id")
+        assert ids.count() > 0
+        assert ids.evaluate_all("all => all.every(e => e.getClientRects().length === 1)")
+        page.set_viewport_size({"width": 1280, "height": 900})
+
         # Every page of the navigation renders under its own heading.
         for name in ("Segments", "Traces", "Documents", "Sentinels", "Judges", "Alerts"):
             page.get_by_role("link", name=name, exact=True).click()
@@ -281,6 +301,12 @@ def test_the_dashboard_in_chromium(served: Served, chromium: str, tmp_path: Path
         expect(page.get_by_role("heading", level=1, name="Overview")).to_be_visible()
         expect(page.locator("svg.chart").first).to_be_visible()
         expect(page.locator("table#segments svg.spark").first).to_be_visible()
+        # A card's heading sits at its top, with no blank space above it.
+        card = page.locator("section.card").filter(has=page.locator("table#segments"))
+        gap = card.evaluate(
+            "c => c.querySelector('h2').getBoundingClientRect().top - c.getBoundingClientRect().top"
+        )
+        assert gap < 24
         # The demo's judge proves itself on the starter sentinels (its standing is read
         # from what they measured, never a given).
         expect(page.locator("main")).to_contain_text("trusted by its sentinels")

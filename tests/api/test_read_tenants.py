@@ -4,6 +4,8 @@ alert is unknown (404); sentinels and judges are the same for every reader."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from faithmon.api.app import create_app
@@ -12,7 +14,7 @@ from faithmon.ingest.sampler import KeepAll
 from faithmon.ingest.scrub import identity
 from faithmon.store import Sessions
 from faithmon.store import records as store_records
-from tests.api.client import call, every_page, get
+from tests.api.client import call, every_page, get, send
 from tests.api.seed import RECORDS, Seeded, make_record
 from tests.servers import serve_in_thread
 
@@ -76,7 +78,8 @@ def test_a_tenant_sees_its_alerts_and_the_judges(api: Seeded, tenant: str, other
 
 
 def test_a_tenant_acks_its_own_alerts_only(api: Seeded) -> None:
-    """The ack names the key that made it; another tenant's alert cannot be acked (404)."""
+    """The ack names the key that made it (by the name it was created with); another
+    tenant's alert cannot be acked (404)."""
     key = api.keys["acme_review"]
     status, body, _ = call(api.url, f"/api/v1/alerts/{api.alerts['globex']}/ack", key, "POST")
     assert status == 404 and body == {"detail": "no such alert"}
@@ -86,7 +89,7 @@ def test_a_tenant_acks_its_own_alerts_only(api: Seeded) -> None:
     )
     status, body, _ = call(api.url, f"/api/v1/alerts/{api.alerts['acme']}/ack", key, "POST")
     assert status == 200, body
-    assert body["acked_by"] == f"key fm_{api.prefixes['acme_review']}"
+    assert body["acked_by"] == "acme_review"
     assert body["acked_at"] is not None and body["state"] == "pending"
     shown = get(api.url, f"/api/v1/alerts/{api.alerts['acme']}", api.keys["acme"])
     assert shown["acked_by"] == body["acked_by"]
@@ -94,6 +97,35 @@ def test_a_tenant_acks_its_own_alerts_only(api: Seeded) -> None:
         api.url, f"/api/v1/alerts/{api.alerts['acme']}/ack", api.keys["acme"], "POST"
     )
     assert status == 403  # read alone cannot ack
+
+
+def _page(api: Seeded, path: str, role: str, form: bool = False) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {api.keys[role]}", "Accept": "text/html"}
+    status, body, _ = send(api.url + path, b"" if form else None, headers, follow_redirects=False)
+    return status, body.decode()
+
+
+def test_the_alerts_page_offers_an_ack_to_whoever_may_and_names_the_key(api: Seeded) -> None:
+    """An Acknowledge button shows for an open alert the key may act on (review scope, its
+    tenant's); pressing it records the key's name, shown on the page and by the API."""
+    acts = re.compile(r'action="/alerts/(\d+)/ack"')
+    assert acts.findall(_page(api, "/alerts", "reader")[1]) == []  # read alone
+    offered = {int(i) for i in acts.findall(_page(api, "/alerts", "acme_review")[1])}
+    assert api.alerts["acme_billing"] in offered
+    assert {api.alerts["judge"], api.alerts["acme_old"]}.isdisjoint(offered)
+    alert_id = api.alerts["overall"]
+    assert _page(api, f"/alerts/{alert_id}/ack", "admin", form=True)[0] == 303
+    assert get(api.url, f"/api/v1/alerts/{alert_id}", api.keys["reader"])["acked_by"] == "admin"
+    _, page = _page(api, "/alerts", "reader")
+    assert re.search(r"acknowledged by admin at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page)
+    assert str(alert_id) not in acts.findall(_page(api, "/alerts", "admin")[1])
+
+
+def test_an_empty_review_queue_cannot_be_started(api: Seeded) -> None:
+    """Nothing is queued for the tenant's reviewer: the button is there, and disabled."""
+    _, desk = _page(api, "/review", "acme_review")
+    assert "The review queue is empty" in desk and "<button disabled>" in desk
+    assert 'action="/review/next"' not in desk
 
 
 @pytest.mark.parametrize(("tenant", "other"), TENANT_PAIRS)
@@ -149,6 +181,7 @@ def test_without_auth_nothing_is_restricted(sessions: Sessions) -> None:
             "baseline_ready": False,
             "items": [],
             "silent": [],
+            "building": [],
             "computed_at": None,
             "source": "none",
             "stale": False,

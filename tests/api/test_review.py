@@ -127,7 +127,8 @@ def test_one_item_is_labelled_once_by_reviewers_racing(
     def race(trace_id: str) -> list[int]:
         with ThreadPoolExecutor(2) as pool:
             calls = [
-                pool.submit(label, served, r, trace_id, (0, "supported")) for r in ("ann", "bo")
+                pool.submit(label, served, r, trace_id, (0, "supported"), (1, "supported"))
+                for r in ("ann", "bo")
             ]
             return sorted(c.result()[0] for c in calls)
 
@@ -152,6 +153,8 @@ def test_labels_are_checked_then_stored(served: Served) -> None:
         ({"claims": []}, "at least 1"),
         ({"claims": [{"index": -1, "verdict": "supported"}]}, "greater than or equal to 0"),
         ({"note": "no claims"}, "Field required"),
+        # Labelling closes the item: a claim left out could never be labelled after.
+        ({"claims": [{"index": 0, "verdict": "supported"}]}, "claim 1 has no label"),
     ]
     path = f"/api/v1/review/items/{trace_id}/labels"
     for body, says in problems:
@@ -181,13 +184,14 @@ def test_labels_are_checked_then_stored(served: Served) -> None:
     # An item wanting two reviewers: ann labels once, not twice; bo then closes it.
     queue_records(served.sessions, [record(50, None)], TWICE)
     double = record(50, None).trace_id
-    assert label(served, "ann", double, (0, "supported"))[1]["status"] == "open"
-    status, said = label(served, "ann", double, (0, "supported"))
+    both = ((0, "supported"), (1, "unsupported"))
+    assert label(served, "ann", double, *both)[1]["status"] == "open"
+    status, said = label(served, "ann", double, *both)
     assert (status, said["detail"]) == (
         409,
         f"{served.who('ann')} has already labelled trace {double}",
     )
-    assert label(served, "bo", double, (0, "unsupported"))[1]["status"] == "done"
+    assert label(served, "bo", double, *both)[1]["status"] == "done"
 
     # Skipping takes an item out of the queue, once.
     skip = f"/api/v1/review/items/{served.traces[2]}/skip"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -77,6 +78,45 @@ def test_the_form_works_without_the_script(served: Served) -> None:
         skipped = store_review.find(session, then)
     assert reviewed.labels == {served.who("acme"): {0: "supported", 1: "contradicted"}}
     assert skipped is not None and skipped.status == store_review.SKIPPED
+
+
+def test_an_open_server_asks_the_reviewers_name_once(database_url: str) -> None:
+    """No key exists, so none names the reviewer: the desk asks a name, Start refuses
+    without one, and the name given is kept in the browser and recorded with the labels
+    (not "api"); a browser that gave none is sent back to the desk to give it."""
+    with serve(database_url, keyed=False) as served:
+
+        def post(path: str, form: dict[str, str], cookie: str = "") -> tuple[int, str, Any]:
+            headers = {"Accept": "text/html", "Content-Type": "application/x-www-form-urlencoded"}
+            if cookie:
+                headers["Cookie"] = cookie
+            data = urlencode(form).encode()
+            status, body, got = send(served.url + path, data, headers, follow_redirects=False)
+            return status, body.decode(), got
+
+        status, desk, _ = send(served.url + "/review", headers={"Accept": "text/html"})
+        assert status == 200 and 'name="by" required' in desk.decode()
+        status, body, _ = post("/review/next", {})
+        assert status == 422 and "Give your name first" in body
+        status, _, got = post("/review/next", {"by": "  Ann \t Lee <b> "})
+        first = served.traces[0]
+        assert (status, got["location"]) == (303, f"/review/{first}")
+        cookie = got["set-cookie"].split(";")[0]
+        assert (
+            cookie.startswith("faithmon_name=") and "samesite=strict" in got["set-cookie"].lower()
+        )
+        status, _, got = post(f"/review/{first}/labels", {"verdict-0": "supported"})
+        assert (status, got["location"]) == (303, "/review")  # no name: the desk asks it
+        labels = {f"verdict-{n}": "supported" for n in range(3)}
+        status, _, got = post(f"/review/{first}/labels", labels, cookie)
+        assert status == 303 and got["location"].endswith(f"?labelled={first}")
+        with served.sessions() as session:
+            (reviewed,) = store_review.reviewed(session)
+        assert list(reviewed.labels) == ["Ann Lee <b>"]
+        status, desk, _ = send(
+            served.url + "/review", headers={"Accept": "text/html", "Cookie": cookie}
+        )
+        assert 'value="Ann Lee &lt;b&gt;"' in desk.decode()  # asked once: kept, escaped
 
 
 @pytest.mark.browser

@@ -92,6 +92,25 @@ def test_score_reports_bad_lines_and_keeps_the_rest(tmp_path: Path) -> None:
     assert "line 3: 'response' must be a string" in result.stderr
 
 
+def test_score_reads_ragas_older_names_and_counts_what_it_scored(tmp_path: Path) -> None:
+    """RAGAS's older names (question, answer, contexts) are scored as the current ones; the
+    summary counts the records scored, in the singular for one, and says when none was."""
+    source = tmp_path / "in.jsonl"
+    old = {"question": "Where is A17?", "answer": CONTEXT, "contexts": [CONTEXT]}
+    source.write_text(json.dumps(old) + "\n" + json.dumps({"response": 3}) + "\n")
+    result = CliRunner().invoke(main, ["score", str(source)])
+    assert result.exit_code == 1
+    first = json.loads(result.stdout.splitlines()[0])
+    assert (first["status"], first["faithfulness"]) == ("ok", 1.0)
+    assert "scored 1 record: mean faithfulness 1.000 strict" in result.stderr
+    assert "errors: 1 in the input, 0 of the judge" in result.stderr
+    source.write_text(json.dumps({"response": 3}) + "\n")
+    none = CliRunner().invoke(main, ["score", str(source)])
+    assert none.exit_code == 1
+    assert "nothing scored of 1 line; errors: 1 in the input, 0 of the judge" in none.stderr
+    assert "scored 0" not in none.stderr
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def demo_output(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """What the demo printed, with FAITHMON_DATABASE_URL naming the database it wrote:
@@ -109,8 +128,9 @@ def demo_output(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_demo_alerts_on_the_new_model_only(demo_output: str) -> None:
-    """The demo's drifting model version fires, and no other segment does; the broken
-    judge configuration it swaps in raises a judge-drift alert."""
+    """The demo's drifting model version fires, and so does the re-indexed retriever;
+    no stable segment does; the broken judge configuration it swaps in raises a
+    judge-drift alert."""
     runner = CliRunner()
     tenants = ("acme", "globex", "initech")
     for tenant in tenants:
@@ -125,21 +145,41 @@ def test_demo_alerts_on_the_new_model_only(demo_output: str) -> None:
     # Its wrong numbers also fire the critical-claim detector, and the wrong chunks it
     # sometimes cites the citation detector, on the same segments: one of each per tenant,
     # since drift runs per tenant partition.
-    assert sorted(line.split(" [")[0] for line in production) == sorted(
+    on_model = [line for line in production if "model=northwind-llm-1.1," in line]
+    assert sorted(line.split(" [")[0] for line in on_model) == sorted(
         ["FIRING  critical_drift", "FIRING  faithfulness_drift", "FIRING  citation_drift"]
         * len(tenants)
     )
-    assert all("model=northwind-llm-1.1,tenant=" in line for line in production), production
+    # The third story: the new retriever misses on part of the shipping route. Its
+    # retrieval detector fires in every tenant, and its unsupported answers are put down
+    # to retrieval while the new model's are put down to generation.
+    on_retriever = [line for line in production if "retriever_version=kb-2026.12," in line]
+    assert sorted(line.split(" [")[0] for line in on_retriever if "retrieval_drift" in line) == [
+        "FIRING  retrieval_drift"
+    ] * len(tenants)
+    assert all("mostly retrieval" in line for line in on_retriever if "faithfulness_drift" in line)
+    assert all("mostly generation" in line for line in on_model if "faithfulness_drift" in line)
+    assert all("retrieval_drift" not in line for line in production if line not in on_retriever)
+    # Two changes at once: a tenant's overall may fire beside them, no stable segment does.
+    for line in production:
+        assert "northwind-llm-1.0" not in line and "kb-2026.11" not in line, line
+        assert "route=" not in line, line
     judge_drift = [line for line in demo_output.splitlines() if line.startswith("FIRING  judge")]
     assert len(judge_drift) == 1 and "judge stricter" in judge_drift[0], judge_drift
     alerts = json.loads(runner.invoke(main, ["alerts", "list", "--json"]).stdout)
-    found = sorted((a["rule"], sorted(a["segment"].items()), a["state"]) for a in alerts)
-    expected = [
-        (rule, [("model", "northwind-llm-1.1"), ("tenant", tenant)], "firing")
+    found = {(a["rule"], tuple(sorted(a["segment"].items())), a["state"]) for a in alerts}
+    expected = {
+        (rule, (("model", "northwind-llm-1.1"), ("tenant", tenant)), "firing")
         for rule in ("critical_drift", "faithfulness_drift", "citation_drift")
         for tenant in tenants
-    ] + [("judge_drift", [("judge", f"{NAME} threshold=0"), ("sentinel", "starter")], "firing")]
-    assert found == sorted(expected)
+    } | {
+        ("retrieval_drift", (("retriever_version", "kb-2026.12"), ("tenant", tenant)), "firing")
+        for tenant in tenants
+    }
+    judge = ("judge_drift", (("judge", f"{NAME} threshold=0"), ("sentinel", "starter")), "firing")
+    assert expected | {judge} <= found
+    firing = {a for a in found if a[2] == "firing"}
+    assert len(firing) == len(production) + 1
     # The configured judge proves itself on the starter sentinels, from the figures the
     # demo measured; the broken one it swaps in is unproven, said in one plain line.
     status = json.loads(runner.invoke(main, ["judge", "status", "--json"]).stdout)
@@ -181,7 +221,7 @@ def test_alerts_show_and_ack(demo_copy: Path) -> None:
     runner = CliRunner()
     shown = runner.invoke(main, ["alerts", "show", "1"])
     assert shown.exit_code == 0 and "model=northwind-llm-1.1" in shown.stdout
-    assert "baseline_rate" in shown.stdout and "trace " in shown.stdout
+    assert "baseline rate (95%): " in shown.stdout and "trace " in shown.stdout
     acked = runner.invoke(main, ["alerts", "ack", "1", "--by", "oncall"])
     assert acked.exit_code == 0 and "acknowledged by oncall" in acked.stdout
     details = json.loads(runner.invoke(main, ["alerts", "show", "1", "--json"]).stdout)["details"]
@@ -204,14 +244,26 @@ def test_drift_status_shows_segments_without_writing(
     rows = json.loads(runner.invoke(main, ["drift", "status", "--json"]).stdout)
     # The demo's requests come from three tenants: each is a partition of its own.
     firing = [r for r in rows if r["state"] == "firing"]
-    assert firing and {r["segment"].get("model") for r in firing} == {"northwind-llm-1.1"}
-    model = firing[0]
+    # The new model, and the re-indexed retriever of the demo's third story; with two
+    # changes at once no one explains a tenant's whole traffic (its only service), which
+    # may fire beside them. No stable segment does.
+    drifted = {
+        ("model", "northwind-llm-1.1"),
+        ("retriever_version", "kb-2026.12"),
+    }
+    whole = {"tenant", "service"}
+    assert firing and all(
+        set(r["segment"].items()) & drifted or set(r["segment"]) <= whole for r in firing
+    ), firing
+    model = next(r for r in firing if r["segment"].get("model") and r["stream"] == "citation")
     assert model["current_interval"][0] > model["baseline_rate"]
     tenant = model["segment"]["tenant"]
     overall = next(
         r for r in rows if r["segment"] == {"tenant": tenant} and r["stream"] == model["stream"]
     )
     assert overall["state"] == f"explained by model=northwind-llm-1.1,tenant={tenant}"
+    retrieval = [r for r in firing if r["stream"] == "retrieval"]
+    assert retrieval and all(r["segment"].get("retriever_version") for r in retrieval)
     assert runner.invoke(main, ["alerts", "list", "--json"]).stdout == before
     text = runner.invoke(main, ["drift", "status"]).stdout
     assert f"model=northwind-llm-1.1,tenant={tenant}" in text and "firing" in text

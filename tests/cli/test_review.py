@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from faithmon.cli import main
 from faithmon.model import Chunk, RagRecord
+from faithmon.model.review import Threshold
 from faithmon.store import engine as store_engine
 from faithmon.store import records as store_records
 from faithmon.store import review_thresholds
@@ -51,6 +52,8 @@ def store(database_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
         "FAITHMON_REVIEW_SAMPLE_RATE": "1",
         "FAITHMON_REVIEW_DOUBLE_SHARE": "0",
         "FAITHMON_DRIFT_DIMENSIONS": "model",
+        # Four answers, two per model: enough here for a threshold of each segment.
+        "FAITHMON_REVIEW_MIN_LABELS": "2",
     }.items():
         monkeypatch.setenv(name, value)
     engine = store_engine.make_engine(database_url)
@@ -59,6 +62,11 @@ def store(database_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
         store_records.save_records(session, _records())
     engine.dispose()
     return database_url
+
+
+def _model(trace_id: str) -> str:
+    """The segment _records gives the trace."""
+    return "model=" + ("m1", "m2")[(int(trace_id, 16) - 1) % 2]
 
 
 def run(*args: str) -> Any:
@@ -86,9 +94,11 @@ def test_label_measure_calibrate_export(store: str, tmp_path: Path) -> None:
     args = [f"--claim={x}" for x in [*labels, f"{wrong}=contradicted:critical"]]
     done = ok("review", "label", bad["trace_id"], *args, "--reviewer", "ann", "--json")
     assert done["status"] == "done" and done["labelled"] == len(verdicts)
-    # The judge passed these; ann fails one of them (a false acceptance), passes the rest.
-    for n, item in enumerate(queue[1:]):
-        label = "unsupported" if n == 0 else "supported"
+    # The judge passed these; ann fails the one of bad's model (a false acceptance), passes
+    # the rest.
+    failed = next(i for i in queue[1:] if _model(i["trace_id"]) == _model(bad["trace_id"]))
+    for item in queue[1:]:
+        label = "unsupported" if item is failed else "supported"
         ok("review", "label", item["trace_id"], f"--claim=0={label}", "--reviewer", "ann")
 
     figures = ok("review", "agreement", "--json")
@@ -100,8 +110,16 @@ def test_label_measure_calibrate_export(store: str, tmp_path: Path) -> None:
     assert {s["segment"] for s in judge["segments"]} == {"model=m1", "model=m2"}
     assert figures["reviewers"] == {"kappa": None, "n": 0}
 
-    calibrated = ok("review", "calibrate", "--json")["thresholds"]
+    result = ok("review", "calibrate", "--json")
+    calibrated = result["thresholds"]
     overall = next(t for t in calibrated if t["segment"] == "overall")
+    # ann failed both answers of one model: no score separates them, so that model has
+    # no threshold of its own and its traces fall back on the overall one.
+    (waits,) = result["waiting"]
+    assert waits["segment"] == _model(bad["trace_id"])
+    assert waits["n"] == 2 and "passed none" in waits["reason"]
+    own = {t["segment"] for t in calibrated} - {"overall"}
+    assert len(own) == 1
     assert overall["n"] == 4 and overall["dataset_version"]
     engine = store_engine.make_engine(store)
     with store_engine.session_factory(engine)() as session:
@@ -116,7 +134,9 @@ def test_label_measure_calibrate_export(store: str, tmp_path: Path) -> None:
         score, t = evaluation["faithfulness"], evaluation["gate"]
         inside = t["guard_low"] <= score < t["guard_high"]
         assert verdict == ("review" if inside else "pass" if score >= t["threshold"] else "fail")
-        assert t["segment"].startswith("model=")  # the segment's own, over the overall one
+        # The segment's own, over the overall one.
+        model = _model(item["trace_id"])
+        assert t["segment"] == (model if model in own else "overall")
 
     out = tmp_path / "reviewed.jsonl"
     exported = run("review", "export", "--sentinel", "reviewed", "-o", str(out))
@@ -159,6 +179,96 @@ def test_every_mistake_is_one_line(store: str) -> None:
     skipped = ok("review", "queue", "--json")[0]["trace_id"]
     ok("review", "skip", skipped)
     assert skipped not in [i["trace_id"] for i in ok("review", "queue", "--json")]
+
+
+def test_labels_that_leave_a_claim_out_are_refused_and_the_item_stays_open(store: str) -> None:
+    """An item of several claims labelled in part: one line, exit 1, nothing stored; the
+    item stays open and is labelled whole afterwards."""
+    ok("worker", "--once")
+    bad = ok("review", "queue", "--json")[0]
+    claims = len(bad["claims"])
+    assert claims >= 2
+    part = run("review", "label", bad["trace_id"], "--claim=0=supported", "--reviewer", "ann")
+    assert part.exit_code == 1
+    assert part.output == (
+        f"Error: claim{'s' if claims > 2 else ''} {', '.join(map(str, range(1, claims)))} "
+        f"{'have' if claims > 2 else 'has'} no label: label every claim of the item "
+        f"({claims}), as it closes once labelled\n"
+    )
+    still = next(i for i in ok("review", "queue", "--json") if i["trace_id"] == bad["trace_id"])
+    assert (still["status"], still["reviews_done"]) == ("open", 0)
+    every = [f"--claim={c['index']}=supported" for c in bad["claims"]]
+    done = ok("review", "label", bad["trace_id"], *every, "--reviewer", "ann", "--json")
+    assert done["status"] == "done" and done["labelled"] == claims
+
+
+def _stored(url: str) -> dict[str, dict[str, dict[str, Any]]]:
+    engine = store_engine.make_engine(url)
+    with store_engine.session_factory(engine)() as session:
+        kept = review_thresholds.latest_of_every_judge(session)
+    engine.dispose()
+    return kept
+
+
+def test_calibrate_stores_a_threshold_only_on_enough_labels(
+    store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With FAITHMON_REVIEW_MIN_LABELS=3 the overall threshold (4 answers) is stored with
+    its count and each model's (2) waits; --dry-run stores nothing; a threshold stored
+    before stays in use until --reset removes every one."""
+    ok("worker", "--once")
+    for item in ok("review", "queue", "--json"):
+        labels = [f"--claim={c['index']}=supported" for c in item["claims"]]
+        ok("review", "label", item["trace_id"], *labels, "--reviewer", "ann")
+    ok("review", "calibrate")  # under the fixture's 2: every segment gets one
+    assert {s for kept in _stored(store).values() for s in kept} == {"", "model=m1", "model=m2"}
+    ok("review", "calibrate", "--reset")
+    assert _stored(store) == {}
+
+    monkeypatch.setenv("FAITHMON_REVIEW_MIN_LABELS", "3")
+    dry = ok("review", "calibrate", "--dry-run", "--json")
+    assert dry["dry_run"] is True and dry["min_labels"] == 3
+    (overall,) = dry["thresholds"]
+    assert overall["segment"] == "overall" and overall["n"] == 4
+    assert 0.0 <= overall["threshold"] <= 1.0
+    assert [(w["segment"], w["n"], w["kept"]) for w in dry["waiting"]] == [
+        ("model=m1", 2, None),
+        ("model=m2", 2, None),
+    ]
+    assert "2 of the 3 labelled answers" in dry["waiting"][0]["reason"]
+    assert _stored(store) == {}
+
+    said = ok("review", "calibrate").splitlines()
+    assert said[0].startswith(f"{overall['judge']} overall: threshold {overall['threshold']} (")
+    assert "on 4 labelled answers" in said[0]
+    assert said[1] == (
+        f"{overall['judge']} model=m1: no threshold: 2 of the 3 labelled answers a threshold needs"
+    )
+    assert (
+        said[-1]
+        == "1 threshold stored; each needs 3 labelled answers (FAITHMON_REVIEW_MIN_LABELS)."
+    )
+    (kept,) = _stored(store).values()
+    assert list(kept) == [""] and kept[""]["n"] == 4
+
+    removed = ok("review", "calibrate", "--reset", "--json")
+    assert removed == {"removed": 1} and _stored(store) == {}
+    both = run("review", "calibrate", "--reset", "--dry-run")
+    assert both.exit_code == 2 and "give one" in both.output
+
+
+def test_a_threshold_outside_zero_to_one_is_never_stored(store: str) -> None:
+    """1.0001 would fail every answer and -0.1 pass every one: the store refuses both."""
+    engine = store_engine.make_engine(store)
+    try:
+        for bad in (1.0001, -0.1):
+            found = Threshold(bad, 0.0, 1.0, None, None, 40, "by hand")
+            sessions = store_engine.session_factory(engine)
+            with sessions.begin() as session, pytest.raises(ValueError, match="outside 0 to 1"):
+                review_thresholds.save_threshold(session, "j", "", found, "v", T0)
+    finally:
+        engine.dispose()
+    assert _stored(store) == {}
 
 
 def test_a_new_judge_is_calibrated_on_rescored_traces_and_the_old_goes_stale(

@@ -99,17 +99,18 @@ def test_show_marks_each_claim_on_the_chunk_it_cites(store: Store) -> None:
     assert "\x1b[" not in out
     assert out.startswith(f"trace {trace_id(0)}  scored\n")
     assert "question 0 of acme" in out and "thumbs_down" in out
-    first = _section(out, "[0] acme-doc-0", "[1] acme-faq")
-    assert '#1 + supported    Order A17 shipped on 3 March. ("3 March")  cites [0]: correct\n' in (
+    assert "  sampler  kept by the sampling ratio\n" in out
+    first = _section(out, "[1] acme-doc-0", "[2] acme-faq")
+    assert '#1 + supported    Order A17 shipped on 3 March. ("3 March")  cites [1]: correct\n' in (
         first
     )
     # The second judge's answer had no markers: its claim says nothing of citations.
     assert "#2 + supported    All fine.\n" in first
-    second = _section(out, "[1] acme-faq", "[2] (no id)")
+    second = _section(out, "[2] acme-faq", "[3] (no id)")
     assert "Order A17 costs 50 euros." in second
     assert (
         "#1 ! CONTRADICTED critical (amount) It costs 40 euros.  "
-        "cites [2]: WRONG, not supported there\n"
+        "cites [3]: WRONG, not supported there\n"
     ) in second
     assert "UNTRUSTED" in out and "1 contradicted, 1 critical" in out
 
@@ -133,7 +134,7 @@ def test_show_gives_each_evaluations_citation_accuracy_and_policy_findings(store
 def test_show_marks_a_partial_claim_with_what_is_missing(store: Store) -> None:
     """A partial verdict is its own word, with the part the chunks do not support."""
     out = run(store, "show", trace_id(5)).stdout
-    faq = _section(out, "[1] shared-faq", "[2] (no id)")
+    faq = _section(out, "[2] shared-faq", "[3] (no id)")
     assert '~ PARTIAL      It costs 40 euros. ("costs") missing: "40 euros"\n' in faq
     assert "strict 0.50  lenient 1.00" in out and "2 claims: 1 supported, 1 partial" in out
 
@@ -212,13 +213,13 @@ def test_show_a_trace_the_contracts_checked(tmp_path: Path) -> None:
     claims = [line.strip() for line in lines if line.startswith("      ") and "cites" in line]
     assert claims == [
         "+ supported    critical (duration) Refunds take 5 days to reach your card. "
-        '("Refunds take 5 days to reach your card")  cites [1]: WRONG, not supported there',
+        '("Refunds take 5 days to reach your card")  cites [2]: WRONG, not supported there',
         "+ supported    critical (amount) Shipping is free over 40 euros. "
-        '("Shipping is free over 40 euros")  cites [0] [1]: correct',
+        '("Shipping is free over 40 euros")  cites [1] [2]: correct',
         "+ supported    Support is open Monday to Friday. "
         '("Support is open Monday to Friday")  cites no chunk it was given',
         '! CONTRADICTED critical (misquote) The terms say "refunds are paid back the same day". '
-        '("refunds are paid back the same day")  cites [0]: WRONG, not supported there',
+        '("refunds are paid back the same day")  cites [1]: WRONG, not supported there',
         f"? UNSUPPORTED  Call us {SECRET} now.  cites nothing",
     ]
 
@@ -237,8 +238,8 @@ def test_show_colours_only_on_a_terminal(store: Store) -> None:
     assert "\x1b[33m\x1b[1m? UNSUPPORTED" in coloured
     assert "\x1b[" not in plain and len(coloured) > len(plain)
     cited = run(store, "show", trace_id(0), color=True).stdout
-    assert "\x1b[31m\x1b[1mcites [2]: WRONG, not supported there\x1b[0m" in cited
-    assert "\x1b[32mcites [0]: correct\x1b[0m" in cited
+    assert "\x1b[31m\x1b[1mcites [3]: WRONG, not supported there\x1b[0m" in cited
+    assert "\x1b[32mcites [1]: correct\x1b[0m" in cited
     # The finding's own escape is shown as text even when colour is on.
     assert "\x1b[2J" not in cited and "\\x1b[2J" in cited
 

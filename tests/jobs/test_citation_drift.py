@@ -97,7 +97,12 @@ def test_citations_going_wrong_fire_citation_drift_while_faithfulness_stays_whol
     # Every citing record is route=cites: the route explains the overall.
     assert readings[("", "citation")].explained_by == {"route": "cites"}
     assert ("route=plain", "citation") not in readings
-    assert {s for k, s in readings if k == "route=plain"} == {"unsupported", "critical"}
+    # The offline judge measures context relevance: the retrieval stream reads there too.
+    assert {s for k, s in readings if k == "route=plain"} == {
+        "unsupported",
+        "critical",
+        "retrieval",
+    }
 
     (alert,) = run.changed
     details = alert.details
@@ -125,13 +130,13 @@ def test_a_deployment_that_never_cites_has_no_citation_stream(
     sessions: sessionmaker[Session],
 ) -> None:
     """No answer cites: no segment has a citation baseline or detector, the drift run
-    reads the two streams it always read, and nothing fires."""
+    reads the streams every record observes, and nothing fires."""
     save_and_score(sessions, [record(n, PLAIN, ("a", "b")[n % 2]) for n in range(120)])
 
     run = check_drift(sessions, JUDGE.name, CONFIG, now=lambda: T0)
 
     assert run.baseline_ready and run.changed == ()
-    assert {r.stream for r in run.readings} == {"unsupported", "critical"}
+    assert {r.stream for r in run.readings} == {"unsupported", "critical", "retrieval"}
     with sessions() as session:
         frozen = store_baselines.load_baselines(session, JUDGE.name)
     assert frozen is not None and all(b.cited == 0 for b in frozen.segments.values())

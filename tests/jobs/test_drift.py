@@ -158,7 +158,12 @@ def test_calibrate_stores_thresholds_the_drift_run_then_uses(
     result = runner.invoke(main, ["drift", "calibrate", "--days", "7", "--json"])
     assert result.exit_code == 0, result.output
     rows = {row["detector"]: row for row in json.loads(result.stdout)}
-    assert set(rows) == {"unsupported|", "critical|", "unsupported|route=a", "critical|route=a"}
+    # The offline judge measures context relevance: the retrieval stream has detectors too.
+    assert set(rows) == {
+        f"{stream}|{segment}"
+        for stream in ("unsupported", "critical", "retrieval")
+        for segment in ("", "route=a")
+    }
     with sessions() as session:
         stored = store_thresholds.load(session)
     assert stored == {key: row["threshold"] for key, row in rows.items()}

@@ -15,7 +15,7 @@ from faithmon.judge.cascade import CascadeJudge
 from faithmon.judge.jsonl import score_lines
 from faithmon.judge.openai_config import OpenAIJudgeConfig
 from faithmon.judge.openai_judge import OpenAIJudge
-from faithmon.model.judgement import UNVERIFIED
+from faithmon.model.judgement import UNVERIFIED, Relevance
 from tests.judge.factory import CHUNKS, SURE, UNSURE, Confident, llm
 from tests.openai_server import OpenAIServer, Step, reply
 from tests.servers import serve_in_thread
@@ -249,3 +249,63 @@ def test_the_default_bar_settles_by_the_calibrated_confidences(
     [request] = scripted.requests
     sentences = json.dumps(request).split("ANSWER SENTENCES:")[1]
     assert invented in sentences and wrong_hours in sentences and SURE not in sentences
+
+
+def test_relevance_comes_from_the_stage_that_decides(server: tuple[OpenAIServer, str]) -> None:
+    """Settled offline, the first stage's relevance stands; once the LLM is asked, each
+    measure it gave wins and the first stage's fills the rest."""
+    scripted, url = server
+    question = "When does my money come back?"
+    offline = Confident({}).judge(question, CHUNKS, ANSWER).relevance
+    assert offline is not None and offline.answer_relevance is not None
+
+    settled = cascade(url, {SURE: 1.0, UNSURE: 1.0, ALSO_UNSURE: 1.0})
+    assert settled.judge(question, CHUNKS, ANSWER).relevance == offline
+
+    scripted.play(
+        reply(
+            [
+                {
+                    "sentence": 0,
+                    "claim": "c",
+                    "chunk": 1,
+                    "quote": "Refunds take 5 business days",
+                    "verdict": "supported",
+                },
+                {"sentence": 1, "claim": "c", "chunk": None, "quote": "", "verdict": "unsupported"},
+            ],
+            context_relevance=0.3,
+            cause="retrieval",
+        )
+    )
+    judgement = cascade(url, {SURE: 0.99, UNSURE: 0.4}).judge(question, CHUNKS, ANSWER)
+    assert len(scripted.requests) == 1 and judgement.unsupported
+    assert judgement.relevance == Relevance(0.3, offline.answer_relevance, "retrieval", None)
+
+
+def test_an_answer_the_llm_finds_faithful_has_no_cause(server: tuple[OpenAIServer, str]) -> None:
+    """The first stage blamed an unsupported claim on generation; the LLM supports it (and
+    names a cause all the same): the merged claims are faithful, so no cause stands."""
+    scripted, url = server
+    answer = f"{SURE} {ALSO_UNSURE}"
+    offline = Confident({}).judge("How did A17 ship?", CHUNKS, answer).relevance
+    assert offline is not None and offline.cause == "generation"
+    scripted.play(
+        reply(
+            [
+                {
+                    "sentence": 0,
+                    "claim": "c",
+                    "chunk": 0,
+                    "quote": "by courier",
+                    "verdict": "supported",
+                }
+            ],
+            context_relevance=0.9,
+            cause="generation",
+        )
+    )
+    judgement = cascade(url, {SURE: 1.0}).judge("How did A17 ship?", CHUNKS, answer)
+    assert [c.stage for c in judgement.claims] == ["offline", "llm"]
+    assert judgement.faithfulness == 1.0
+    assert judgement.relevance == Relevance(0.9, offline.answer_relevance, None, None)

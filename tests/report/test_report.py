@@ -30,7 +30,8 @@ from faithmon.model import (
     segment_name,
 )
 from faithmon.report import render_report
-from faithmon.report.chart import Band, Marker, render_chart
+from faithmon.report.chart import FEW, Band, Marker, render_chart
+from faithmon.report.sparkline import render_sparkline
 from faithmon.store import alerts as store_alerts
 from faithmon.store import evaluations as store_evaluations
 from faithmon.store import records as store_records
@@ -260,8 +261,72 @@ def test_judge_drift_and_unknown_rules_show_their_figures() -> None:
     )
     html = render_report(report_data((sentinel, silent), {}))
     assert "Sentinel figures" in html and "lenient" in html and "0.625" in html
-    assert "silent_hours" in html and "7.5" in html and f"{T0:%Y-%m-%d %H:%M:%S} UTC" in html
+    assert "silent hours" in html and "7.5" in html and f"{T0:%Y-%m-%d %H:%M:%S} UTC" in html
     assert html.count('<svg class="chart"') == 1  # the overall segment only
+
+
+def test_an_acknowledged_alert_says_who_and_when() -> None:
+    """Its card says "acknowledged by NAME at TIME" and its row names who; a report offers
+    no button, and says nothing of an alert nobody took."""
+    taken = replace(
+        drift_alert({"model": "m2"}, [], 1),
+        details={
+            **drift_alert({}, []).details,
+            "acked_by": "Ann <b>",
+            "acked_at": (T0 + timedelta(hours=2)).isoformat(),
+        },
+    )
+    html = render_report(report_data((taken, drift_alert({"route": "b"}, [], 2)), {}))
+    assert html.count("acknowledged by Ann &lt;b&gt; at 2026-03-01 11:00:00 UTC") == 1
+    row = html[html.index('<a href="#alert-1">#1</a>') :]
+    assert "Ann &lt;b&gt; " in row[: row.index("</tr>")]
+    assert "acknowledged by" not in html[html.index('id="alert-2"') :]
+    assert "<form" not in html and "acked_by" not in html
+
+
+def test_an_alerts_details_read_as_words() -> None:
+    """Details beyond the card's own places carry plain names; yes or no, never Python's."""
+    details = {
+        **drift_alert({}, []).details,
+        "recent_interval": [0.2805, 0.5078],
+        "recovered": False,
+        "sentinel_status": {"judge": JUDGE, "trusted": True},
+    }
+    alert = replace(drift_alert({"model": "m2"}, []), details=details)
+    html = render_report(report_data((alert,), {}))
+    for said in ("recent rate (95%)", "28.1%–50.8%", "recent rate back near the baseline"):
+        assert said in html
+    assert "trusted: yes" in html and ">no</dd>" in html
+    assert "Other details" not in html and "False" not in html and "true" not in html
+
+
+def test_chart_draws_a_thin_bucket_hollow_and_the_axis_ignores_it() -> None:
+    """A bucket of 2 answers (both unsupported) is a hollow point joined by dotted lines,
+    and the axis stays scaled to the buckets of 20: their rates are not squeezed flat."""
+    buckets = [Bucket(T0 + i * WIDTH, 20, 2 + i) for i in range(5)]
+    buckets[2] = Bucket(T0 + 2 * WIDTH, FEW - 8, FEW - 8)
+    root = ET.fromstring(render_chart("c", "a segment", buckets, WIDTH, None))
+    dots = by_class(root, "dot")
+    assert ["few" in (d.get("class") or "") for d in dots] == [False, False, True, False, False]
+    assert len(by_class(root, "gap")) == 2  # to the thin point and from it
+    ticks = [t.text or "" for t in by_class(root, "tick") if (t.text or "").endswith("%")]
+    assert ticks[-1] == "60%"  # the buckets of 20 and their intervals, not the thin 100%
+    assert "fewer than 10 answers" in render_report(report_data((), {}))  # the legend says so
+
+
+def test_a_sparkline_merges_a_thin_bucket_into_its_neighbour() -> None:
+    """A bucket of a few answers is no point of its own: it joins the next one (a last
+    one joins the one before), so its 0% or 100% never makes a spike."""
+    span = (T0, T0 + 4 * WIDTH)
+    thin = Bucket(T0 + WIDTH, 1, 1)
+    for buckets in (
+        [Bucket(T0, 20, 1), thin, Bucket(T0 + 2 * WIDTH, 20, 1)],
+        [Bucket(T0, 20, 1), Bucket(T0 + 2 * WIDTH, 20, 1), Bucket(T0 + 3 * WIDTH, 1, 1)],
+    ):
+        svg = ET.fromstring(render_sparkline("s", buckets, span, WIDTH, 0.05))
+        (line,) = svg.iter(f"{SVG}polyline")
+        assert len(line.get("points", "").split()) == 2
+        assert "3 of 41 scored answers unsupported" in "".join(svg.itertext())
 
 
 def chart(markers: list[Marker], skip: int | None = None) -> ET.Element:

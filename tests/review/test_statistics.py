@@ -12,7 +12,7 @@ from faithmon.model import Claim, Judgement
 from faithmon.model.judgement import OVERRULED_OFFLINE
 from faithmon.model.review import Reviewed
 from faithmon.review.agreement import agreement, binary, cohen_kappa, wilson
-from faithmon.review.calibrate import ABOVE_ALL, calibrate
+from faithmon.review.calibrate import calibrate, shortfall
 from faithmon.review.queue import QueuePolicy, pick
 from tests.timing import days_ago
 
@@ -103,7 +103,8 @@ POINTS = [
 
 def test_calibration_by_hand() -> None:
     """Failed answers weigh 3, passed 3. t = 0.5: FA 3/3, FR 0; t = 0.8: FA 2/3, FR 1/3;
-    t = 1: FA 2/3, FR 2/3; above all: FA 0, FR 1. Under FR ≤ 0.4 the best is 0.8."""
+    t = 1: FA 2/3, FR 2/3. Under FR ≤ 0.4 the best is 0.8; with no bound on rejection it is
+    still 0.8, never a threshold above 1 that would fail every answer."""
     found = calibrate(POINTS, max_false_rejection=0.4, guard=0.05)
     assert found is not None
     assert (found.threshold, found.guard_low, found.guard_high) == (0.8, 0.75, 0.85)
@@ -112,8 +113,19 @@ def test_calibration_by_hand() -> None:
     strict = calibrate(POINTS, max_false_rejection=0.0, guard=0.05)
     assert strict is not None and (strict.threshold, strict.false_acceptance) == (0.5, 1.0)
     loose = calibrate(POINTS, max_false_rejection=1.0, guard=0.05)
-    assert loose is not None and loose.threshold == ABOVE_ALL and loose.false_acceptance == 0.0
+    assert loose is not None and (loose.threshold, loose.false_acceptance) == (0.8, 0.6667)
     assert calibrate([], 0.1, 0.05) is None
+
+
+def test_a_threshold_waits_for_enough_answers_and_one_the_reviewers_passed() -> None:
+    """Five answers carry a threshold under a minimum of five, not of six; answers the
+    reviewers all failed carry none, as no score separates them."""
+    assert shortfall(POINTS, 5) is None
+    assert shortfall(POINTS, 6) == "5 of the 6 labelled answers a threshold needs"
+    failed = [(score, False, w) for score, _, w in POINTS]
+    assert shortfall(failed, 5) == (
+        "the reviewers passed none of its 5 answers: no score separates them"
+    )
 
 
 def judgement(*verdicts: str, critical: bool = False, flags: tuple[str, ...] = ()) -> Judgement:

@@ -16,7 +16,7 @@ from ...errors import ConfigError
 from ...model import AlertSink
 from ..egress import RefusedAddress, RefusedDestination
 from . import alertmanager, email, slack, webhook
-from ._http import delivery_id
+from ._http import DeliveryError, delivery_id
 from .alertmanager import AlertmanagerSink
 from .email import EmailSink
 from .log import ListSink, LogSink
@@ -59,6 +59,7 @@ def make_sinks(options: SinkOptions) -> list[AlertSink]:
 __all__ = [
     "SINKS",
     "AlertmanagerSink",
+    "DeliveryError",
     "EmailSink",
     "ListSink",
     "LogSink",

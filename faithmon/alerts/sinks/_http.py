@@ -2,8 +2,9 @@
 the one id per alert change that every retry (and the e-mail's Message-ID) carries.
 
 Delivery retries a few times with backoff on connection errors, 408, 429 and
-5xx, then gives up with ConnectionError (``alerts.deliver`` logs it; one failing
-sink never stops the others). Where a sink may send is ``egress``'s job.
+5xx, then gives up with ``DeliveryError`` (``alerts.deliver`` logs it; one failing
+sink never stops the others); another 4xx, or a redirect, gives up at once. Where a
+sink may send is ``egress``'s job.
 """
 
 from __future__ import annotations
@@ -16,6 +17,15 @@ from collections.abc import Mapping
 
 from ...model import Alert, AlertGroup, segment_key
 from .. import egress
+
+
+class DeliveryError(ConnectionError):
+    """A sink's POST failed. ``status`` is the last reply's HTTP status (None: no reply);
+    the message never names the URL, whose path may be a secret, so it may be shown."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _post(
@@ -36,17 +46,20 @@ def _post(
                 response.read()
                 return
         except urllib.error.HTTPError as error:
+            status: int | None = error.code
             if 300 <= error.code < 400:
                 # Following it would send the alert to a host nobody checked.
-                raise ConnectionError(f"HTTP {error.code}: redirects are not followed") from None
+                raise DeliveryError(
+                    f"HTTP {error.code}: redirects are not followed", error.code
+                ) from None
             if error.code < 500 and error.code not in (408, 429):
-                raise
+                raise DeliveryError(f"HTTP {error.code}", error.code) from None
             cause = f"HTTP {error.code}"
         except OSError as error:
-            cause = type(error).__name__
+            status, cause = None, type(error).__name__
         if attempt + 1 < attempts:
             time.sleep(backoff * 2**attempt)
-    raise ConnectionError(f"{attempts} attempts failed; last: {cause}")
+    raise DeliveryError(f"{cause} after {attempts} attempts", status)
 
 
 def delivery_id(alert: Alert) -> str:

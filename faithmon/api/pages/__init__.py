@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from ...store import Sessions
-from ..auth import KeyRing
+from ..auth import AuthConfig, KeyRing
 from ..sessions import SessionSigner
 from ..v1 import ReadOptions
 from . import judging, lists, login, overview, review, segments, silences, trace
@@ -15,7 +15,7 @@ from .shell import static_route
 
 def routes(
     sessions: Sessions,
-    auth: tuple[KeyRing, SessionSigner] | None,
+    auth: tuple[KeyRing, SessionSigner, AuthConfig] | None,
     reads: ReadOptions | None = None,
 ) -> list[Route]:
     """Every page; the login pages only when keys are checked at all. ``reads`` says whose
@@ -32,5 +32,6 @@ def routes(
         *review.routes(sessions),
     ]
     if auth is not None:
-        found += login.routes(*auth, sessions)
+        ring, signer, config = auth
+        found += login.routes(ring, signer, sessions, config)
     return found

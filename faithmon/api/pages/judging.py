@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ...model.standing import untrusted_since
 from ...store import Sessions
 from ..v1 import ReadOptions
 from ..v1.judges import judges_view
@@ -51,7 +52,7 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
         trust = [
             f"<tr><td><code>{escape(t.judge)}</code></td>"
             f"<td>{'trusted again' if t.trusted else 'untrusted'}</td>"
-            f"<td>{t.untrusted_since:%Y-%m-%d %H:%M}</td><td>{escape(t.reason)}</td></tr>"
+            f"<td>{untrusted_since(t.untrusted_since)}</td><td>{escape(t.reason)}</td></tr>"
             for t in found.trust
         ]
         body = (
@@ -75,7 +76,9 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
                 "No sentinel run yet (faithmon sentinel run).",
             )
             + "<h2>Trust</h2>"
-            + _table(("judge", "now", "since", "reason"), trust, "Every configuration is trusted.")
+            + _table(
+                ("judge", "now", "untrusted", "reason"), trust, "Every configuration is trusted."
+            )
         )
         return page(request, "Sentinels", body, here="/sentinels")
 

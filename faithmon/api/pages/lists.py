@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from html import escape
+from typing import get_args
 from urllib.parse import quote, urlencode
 
 from starlette.concurrency import run_in_threadpool
@@ -16,10 +17,12 @@ from ...model import parse_label
 from ...store import Sessions
 from ...store.reads_traces import TraceFilter, TracePage, list_traces
 from ..v1.documents import documents_page
+from ..v1.traces import STATUS_HELP, Status
 from .shell import page, tenant_of
 
 PAGE_SIZE = 50
-STATUSES = ("", "scored", "pending", "no_context", "incomplete_evidence", "judge_error", "invalid")
+STATUSES = ("", *get_args(Status))
+""""" is any status; the rest as the API takes them."""
 
 
 def _score(value: float | None) -> str:
@@ -66,6 +69,8 @@ def _filters(request: Request) -> tuple[TraceFilter, dict[str, str], list[str]]:
         except ValueError:
             problems.append("max score must be a number")
     status = shown["status"] if shown["status"] in STATUSES else ""
+    if shown["status"] != status:
+        problems.append(f"status must be one of {STATUS_HELP}")
     where = TraceFilter(
         tenant=tenant_of(request),
         status=status or None,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from html import escape
-from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -16,11 +15,9 @@ from starlette.routing import Route
 
 from ...store import Sessions
 from ...store import keys as store_keys
-from ..auth import KeyRing
+from ..auth import AuthConfig, KeyRing, is_open
 from ..sessions import COOKIE, LIFETIME_SECONDS, SessionSigner
-from .shell import HEADERS, page
-
-_MAX_FORM_BYTES = 4096
+from .shell import HEADERS, form_fields, page
 
 
 def _safe_next(target: str) -> str:
@@ -45,19 +42,27 @@ def _form(request: Request, next_path: str, error: str = "") -> Response:
     return page(request, "Log in", body, status=401 if error else 200, refresh=False)
 
 
-def routes(ring: KeyRing, signer: SessionSigner, sessions: Sessions) -> list[Route]:
+def routes(
+    ring: KeyRing, signer: SessionSigner, sessions: Sessions, config: AuthConfig
+) -> list[Route]:
     async def show(request: Request) -> Response:
-        return _form(request, _safe_next(request.query_params.get("next", "/")))
+        next_path = _safe_next(request.query_params.get("next", "/"))
+        if not ring.loaded():
+            try:
+                await run_in_threadpool(ring.refresh)
+            except Exception:  # the keys cannot be read: the form, as ever, asks for one
+                return _form(request, next_path)
+        if is_open(config, ring):
+            # No key is asked for: the page it would lead to opens as it is.
+            return RedirectResponse(next_path, status_code=303, headers=HEADERS)
+        return _form(request, next_path)
 
     async def submit(request: Request) -> Response:
-        raw = b""
-        async for piece in request.stream():
-            raw += piece
-            if len(raw) > _MAX_FORM_BYTES:
-                return _form(request, "/", "That form is too large.")
-        fields = parse_qs(raw.decode("utf-8", "replace"))
-        key = (fields.get("key") or [""])[0].strip()
-        next_path = _safe_next((fields.get("next") or ["/"])[0])
+        fields = await form_fields(request)
+        if fields is None:
+            return _form(request, "/", "That form is too large.")
+        key = fields.get("key", "").strip()
+        next_path = _safe_next(fields.get("next", "/"))
         if not ring.loaded():
             await run_in_threadpool(ring.refresh)
         elif not ring.fresh():

@@ -7,6 +7,10 @@ Leasing, labelling and skipping are form posts (``review`` scope, as the guard a
 every change; the session cookie is SameSite=Strict and the CSP allows forms to this
 origin only, as for the silences) through the same calls as ``/api/v1/review``, so the
 page and the API refuse alike. Every value of a trace goes through ``html.escape``.
+
+Labels name their reviewer: the key's name (else its prefix). On an open server no key
+names anyone, so the desk asks a name once, kept in the browser as the alerts page
+keeps an acknowledger's (``shell.NAME_COOKIE``).
 """
 
 from __future__ import annotations
@@ -29,11 +33,23 @@ from ..v1.review import (
     Leased,
     Refusal,
     find_item,
+    key_name,
     label_item,
     next_item,
     skip_item,
 )
-from .shell import HEADERS, grant_of, not_found, page
+from .shell import (
+    HEADERS,
+    MAX_NAME,
+    form_fields,
+    grant_of,
+    keyed,
+    name_given,
+    not_found,
+    page,
+    remember_name,
+    typed_name,
+)
 
 ASSETS = ("review.css", "review.js")
 KEYS = {
@@ -69,14 +85,26 @@ def _keys_help() -> str:
     )
 
 
-def _start(label: str) -> str:
+def _start(label: str, name: str | None = None) -> str:
+    """The form that leases the next item; with ``name`` (an open server: "" until one is
+    given), the field that says who reviews."""
+    if name is None:
+        return (
+            '<form id="start" class="inline" method="post" action="/review/next">'
+            f"<button autofocus>{escape(label)}</button></form>"
+        )
     return (
         '<form id="start" class="inline" method="post" action="/review/next">'
-        f"<button autofocus>{escape(label)}</button></form>"
+        '<label for="reviewer">Your name</label> '
+        f'<input id="reviewer" name="by" required maxlength="{MAX_NAME}" autocomplete="name" '
+        f'value="{escape(name)}"{"" if name else " autofocus"}> '
+        f"<button{' autofocus' if name else ''}>{escape(label)}</button>"
+        '<p class="meta">This server asks for no key, so it cannot tell who you are: your '
+        "labels are recorded under this name, kept in this browser.</p></form>"
     )
 
 
-def _desk(items: list[ReviewItem], can_label: bool, said: str) -> str:
+def _desk(items: list[ReviewItem], can_label: bool, said: str, name: str | None) -> str:
     rows = "".join(
         f'<tr><td><a href="{_href(i.trace_id)}"><code>{escape(i.trace_id)}</code></a>'
         f"</td><td>{escape(i.reason)}</td><td>{len(i.claims)}</td>"
@@ -92,7 +120,9 @@ def _desk(items: list[ReviewItem], can_label: bool, said: str) -> str:
         else '<p class="muted">The review queue is empty.</p>'
     )
     action = (
-        _start("Start reviewing (Enter)")
+        _start("Start reviewing (Enter)", name)
+        if can_label and items
+        else '<form class="inline"><button disabled>Start reviewing</button></form>'
         if can_label
         else '<p class="error">This key lacks the review scope: it can read the queue, '
         "not label it.</p>"
@@ -113,7 +143,7 @@ def _chunks(leased: Leased) -> str:
     if record is None or not record.chunks:
         return '<p class="muted">No chunks.</p>'
     items = "".join(
-        f'<li id="chunk-{n}"><span class="chunk-head">[{n}] position {c.position}'
+        f'<li id="chunk-{n}"><span class="chunk-head">[{n + 1}]'
         f"{' · ' + escape(c.id) if c.id else ''}</span>"
         f'<p class="chunk-text">{escape(c.text)}</p></li>'
         for n, c in enumerate(record.chunks)
@@ -129,7 +159,8 @@ def _claim(c: ReviewClaim, chosen: Chosen) -> str:
         f"<kbd>{key}</kbd></label>"
         for label, key in KEYS.items()
     )
-    cited = f" · chunk [{c.chunk}]" if c.chunk is not None else ""
+    # Chunks are numbered from 1, as the answer's markers and the trace page number them.
+    cited = f" · chunk [{c.chunk + 1}]" if c.chunk is not None else ""
     quote_text = f' · quote: <q class="quote">{escape(c.quote)}</q>' if c.quote else ""
     rule = f" ({escape(c.critical_rule)})" if c.critical_rule else ""
     judged_critical = f' · <span class="flag">critical{rule}</span>' if c.critical else ""
@@ -137,10 +168,10 @@ def _claim(c: ReviewClaim, chosen: Chosen) -> str:
     if c.missing:
         why += f' · missing: <span class="missing">{escape(c.missing)}</span>'
     if c.citation in ("wrong", "unresolved"):
-        named = ", ".join(f"[{i}]" for i in c.citations) or "no chunk it was given"
+        named = ", ".join(f"[{i + 1}]" for i in c.citations) or "no chunk it was given"
         why += f' · <span class="flag">cites {named}: {escape(c.citation)}</span>'
     elif c.citation == "correct":
-        why += " · cites " + ", ".join(f"[{i}]" for i in c.citations)
+        why += " · cites " + ", ".join(f"[{i + 1}]" for i in c.citations)
     return (
         f'<fieldset class="claim" id="claim-{c.index}" data-index="{c.index}">'
         f'<legend>[{c.index}] <span class="claim-text">{escape(c.text)}</span></legend>'
@@ -249,14 +280,22 @@ def routes(sessions: Sessions) -> list[Route]:
         target = "/review?empty=1" if leased is None else _href(leased.item.trace_id)
         return f"{target}{'&' if '?' in target else '?'}{said}" if said else target
 
+    async def _reviewer(request: Request) -> str:
+        """Who the request labels as: the key's name (else its prefix); on an open server
+        the name this browser gave ("" until it gives one)."""
+        if keyed(request) is None:
+            return name_given(request)
+        return await run_in_threadpool(key_name, sessions, request) or ""
+
     def _show(
         request: Request,
         leased: Leased,
+        reviewer: str,
         problem: str = "",
         chosen: Chosen | None = None,
         status: int = 200,
     ) -> Response:
-        body = _item(leased, caller(request).who, problem, chosen or {}, _said(request))
+        body = _item(leased, reviewer, problem, chosen or {}, _said(request))
         title = f"Review {leased.item.trace_id}"
         return page(request, title, body, "/review", status, refresh=False, assets=ASSETS)
 
@@ -268,9 +307,10 @@ def routes(sessions: Sessions) -> list[Route]:
             leased = await run_in_threadpool(find_item, sessions, trace_id, caller(request).tenant)
         if leased is None:
             return not_found(request, "No review item for that trace.")
-        return _show(request, leased, refusal.message, chosen, refusal.status)
+        reviewer = await _reviewer(request)
+        return _show(request, leased, reviewer, refusal.message, chosen, refusal.status)
 
-    async def desk(request: Request) -> Response:
+    async def _desk_page(request: Request, problem: str = "", status: int = 200) -> Response:
         who = caller(request)
 
         def _load() -> list[ReviewItem]:
@@ -280,20 +320,36 @@ def routes(sessions: Sessions) -> list[Route]:
         items = await run_in_threadpool(_load)
         grant = grant_of(request)
         can_label = grant is None or grant.allows("review")
-        body = _desk(items, can_label, _said(request))
-        return page(request, "Review", body, here="/review", refresh=False, assets=ASSETS)
+        said = f'<p class="error" role="alert">{escape(problem)}</p>' if problem else ""
+        name = None if keyed(request) is not None else name_given(request)
+        body = _desk(items, can_label, said + _said(request), name)
+        return page(request, "Review", body, "/review", status, refresh=False, assets=ASSETS)
+
+    async def desk(request: Request) -> Response:
+        return await _desk_page(request)
 
     async def start(request: Request) -> Response:
         who = caller(request)
-        target = await run_in_threadpool(_after, who.who, who.tenant, "")
-        return RedirectResponse(target, status_code=303, headers=HEADERS)
+        typed = ""
+        if keyed(request) is None:  # an open server: the name the desk's field gives
+            typed = typed_name((await form_fields(request) or {}).get("by", ""))
+        reviewer = typed or await _reviewer(request)
+        if not reviewer:
+            return await _desk_page(
+                request, "Give your name first: labels record who made them.", 422
+            )
+        target = await run_in_threadpool(_after, reviewer, who.tenant, "")
+        done = RedirectResponse(target, status_code=303, headers=HEADERS)
+        if typed:
+            remember_name(done, typed)
+        return done
 
     async def show(request: Request) -> Response:
         trace_id = request.path_params["trace_id"]
         leased = await run_in_threadpool(find_item, sessions, trace_id, caller(request).tenant)
         if leased is None:
             return not_found(request, "No review item for that trace.")
-        return _show(request, leased)
+        return _show(request, leased, await _reviewer(request))
 
     async def labels(request: Request) -> Response:
         who = caller(request)
@@ -301,34 +357,40 @@ def routes(sessions: Sessions) -> list[Route]:
         leased = await run_in_threadpool(find_item, sessions, trace_id, who.tenant)
         if leased is None:
             return not_found(request, "No review item for that trace.")
+        reviewer = await _reviewer(request)
+        if not reviewer:  # an open server's browser that never gave a name: the desk asks
+            return RedirectResponse("/review", status_code=303, headers=HEADERS)
         fields = await _fields(request)
         if fields is None:
-            return _show(request, leased, "That form is too large.", status=413)
+            return _show(request, leased, reviewer, "That form is too large.", status=413)
         found, chosen, problem = _form_labels(fields, leased.item)
         note = (fields.get("note") or [""])[0].replace("\x00", "")
         if not problem and len(note) > MAX_NOTE:
             problem = f"The note is longer than {MAX_NOTE} characters."
         if problem:
-            return _show(request, leased, problem, chosen, 422)
+            return _show(request, leased, reviewer, problem, chosen, 422)
         now = datetime.now(UTC)
         done = await run_in_threadpool(
-            label_item, sessions, trace_id, who.who, who.tenant, found, note, now
+            label_item, sessions, trace_id, reviewer, who.tenant, found, note, now
         )
         if isinstance(done, Refusal):
             return await _refused(request, trace_id, done, chosen)
         said = f"labelled={quote(trace_id, safe='')}"
-        target = await run_in_threadpool(_after, who.who, who.tenant, said)
+        target = await run_in_threadpool(_after, reviewer, who.tenant, said)
         return RedirectResponse(target, status_code=303, headers=HEADERS)
 
     async def skip(request: Request) -> Response:
         who = caller(request)
         trace_id = request.path_params["trace_id"]
+        reviewer = await _reviewer(request)
+        if not reviewer:
+            return RedirectResponse("/review", status_code=303, headers=HEADERS)
         now = datetime.now(UTC)
-        done = await run_in_threadpool(skip_item, sessions, trace_id, who.who, who.tenant, now)
+        done = await run_in_threadpool(skip_item, sessions, trace_id, reviewer, who.tenant, now)
         if isinstance(done, Refusal):
             return await _refused(request, trace_id, done)
         said = f"skipped={quote(trace_id, safe='')}"
-        target = await run_in_threadpool(_after, who.who, who.tenant, said)
+        target = await run_in_threadpool(_after, reviewer, who.tenant, said)
         return RedirectResponse(target, status_code=303, headers=HEADERS)
 
     return [

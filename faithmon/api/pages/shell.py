@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 from importlib import resources
+from urllib.parse import parse_qs, quote, unquote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -47,6 +48,13 @@ NAV = (
 )
 
 
+MAX_FORM_BYTES = 4096
+NAME_COOKIE = "faithmon_name"
+"""The name a person gave where no key names them (an open server), kept by the browser
+so it is asked once; it names nobody's key and grants nothing."""
+MAX_NAME = 100
+
+
 def grant_of(request: Request) -> Grant | None:
     grant = request.scope.get("state", {}).get("grant")
     return grant if isinstance(grant, Grant) else None
@@ -55,6 +63,40 @@ def grant_of(request: Request) -> Grant | None:
 def tenant_of(request: Request) -> str | None:
     tenant = request.scope.get("state", {}).get("tenant")
     return tenant if isinstance(tenant, str) else None
+
+
+def keyed(request: Request) -> Grant | None:
+    """The caller's key, when a key (not the open door) let the request in."""
+    grant = grant_of(request)
+    return grant if grant is not None and grant.key_id else None
+
+
+def name_given(request: Request) -> str:
+    """The name this browser gave before (``NAME_COOKIE``), or ""."""
+    return unquote(request.cookies.get(NAME_COOKIE, "")).strip()[:MAX_NAME]
+
+
+def typed_name(text: str) -> str:
+    """A name as a form gives it, its runs of white space made one space, at most
+    ``MAX_NAME`` characters ("" for none)."""
+    return " ".join(text.split())[:MAX_NAME]
+
+
+def remember_name(response: Response, name: str) -> None:
+    """Keep the name a person typed for the next form that would ask it (a year)."""
+    response.set_cookie(
+        NAME_COOKIE, quote(name, safe=""), max_age=365 * 86400, httponly=True, samesite="strict"
+    )
+
+
+async def form_fields(request: Request) -> dict[str, str] | None:
+    """A posted form's fields (the first value of each); None when it is too large."""
+    raw = b""
+    async for piece in request.stream():
+        raw += piece
+        if len(raw) > MAX_FORM_BYTES:
+            return None
+    return {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
 
 
 def _nav(here: str, grant: Grant | None) -> str:
@@ -98,6 +140,8 @@ def page(
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)} · faithmon</title>"
+        # Named, so a browser never asks for /favicon.ico (behind the key check).
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
         '<link rel="stylesheet" href="/static/report.css">'
         '<link rel="stylesheet" href="/static/dashboard.css">'
         f'<script src="/static/dashboard.js" defer></script>{own}</head>'
@@ -108,11 +152,15 @@ def page(
 
 
 def not_found(request: Request, what: str) -> Response:
-    body = f'<h1>Not found</h1><p class="muted">{escape(what)}</p>'
+    body = (
+        f'<h1>Not found</h1><p class="muted">{escape(what)}</p>'
+        '<p><a href="/">Back to the overview</a></p>'
+    )
     return page(request, "Not found", body, status=404, refresh=False)
 
 
 _STATIC = {
+    "favicon.svg": "image/svg+xml",
     "dashboard.css": "text/css; charset=utf-8",
     "dashboard.js": "text/javascript; charset=utf-8",
     "review.css": "text/css; charset=utf-8",

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ...model import Judgement, StoredRecord
+from ...model.records import kept_because
 from ...report.traces import render_example
 from ...store import Sessions
 from ...store.stored_records import load_traces
@@ -91,8 +92,8 @@ def routes(sessions: Sessions) -> list[Route]:
         judge = stored.evaluations[-1].judge if stored.evaluations else ""
         record = stored.record
         facts = (
-            f'<p class="meta">status {escape(stored.status)} · sampled: '
-            f"{escape(record.sample_reason or '—')}</p>"
+            f'<p class="meta">status {escape(stored.status)} · '
+            f"{escape(kept_because(record.sample_reason))}</p>"
         )
         body = (
             f"<h1>Trace</h1>{facts}"

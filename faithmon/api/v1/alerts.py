@@ -6,12 +6,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from ...alerts import describe, to_json
 from ...model import Alert, acts_on
+from ...model.alerts import acknowledgement
 from ...store import Sessions, reads_alerts
+from ..keys import Grant
 from ._common import (
     MAX_ID,
     MAX_PAGE,
@@ -34,8 +36,8 @@ AlertId = Annotated[int, Path(ge=1, lt=MAX_ID)]
 class AlertOut(BaseModel):
     id: int
     rule: str = Field(
-        description="faithfulness_drift, critical_drift, citation_drift, policy_violation, "
-        "no_data, judge_drift, ..."
+        description="faithfulness_drift, critical_drift, citation_drift, retrieval_drift, "
+        "policy_violation, no_data, judge_drift, ..."
     )
     segment: str = Field(description=SEGMENT_HELP)
     labels: dict[str, str]
@@ -46,7 +48,9 @@ class AlertOut(BaseModel):
     updated_at: datetime
     resolved_at: datetime | None
     notified_at: datetime | None
-    acked_by: str | None
+    acked_by: str | None = Field(
+        description="Who acknowledged it: the key's name (else its prefix), or null."
+    )
     acked_at: datetime | None
     details: dict[str, Any] = Field(
         description="Baseline and current rates with intervals, sample size, change point, "
@@ -56,7 +60,7 @@ class AlertOut(BaseModel):
 
 def alert_out(alert: Alert) -> AlertOut:
     assert alert.id is not None  # stored alerts have ids
-    acked_at = alert.details.get("acked_at")
+    taken = acknowledgement(alert)
     details = to_json(alert)["details"]
     return AlertOut(
         id=alert.id,
@@ -70,8 +74,8 @@ def alert_out(alert: Alert) -> AlertOut:
         updated_at=alert.updated_at,
         resolved_at=alert.resolved_at,
         notified_at=alert.notified_at,
-        acked_by=alert.details.get("acked_by"),
-        acked_at=datetime.fromisoformat(acked_at) if isinstance(acked_at, str) else None,
+        acked_by=taken.by if taken is not None else None,
+        acked_at=taken.at if taken is not None else None,
         details=details if isinstance(details, dict) else {},
     )
 
@@ -106,10 +110,19 @@ def router(sessions: Sessions) -> APIRouter:
         return alert_out(alert)
 
     @api.post("/alerts/{alert_id}/ack", response_model=AlertOut, responses=NOT_FOUND)
-    def ack_alert(who: Annotated[Caller, Depends(caller)], alert_id: AlertId) -> AlertOut:
-        """Acknowledge an alert: records who (the key's prefix) and when; needs `review`."""
+    def ack_alert(
+        request: Request, who: Annotated[Caller, Depends(caller)], alert_id: AlertId
+    ) -> AlertOut:
+        """Acknowledge an alert: records who (the key's name, else its prefix) and when
+        (`acked_by`, `acked_at`; the first acknowledgement stays); needs `review`."""
+        grant = getattr(request.state, "grant", None)
         with sessions.begin() as session:
-            alert = reads_alerts.ack_for(session, alert_id, who.who, datetime.now(UTC), who.tenant)
+            by = (
+                reads_alerts.acknowledger(session, grant.key_id, grant.prefix)
+                if isinstance(grant, Grant) and grant.key_id
+                else who.who
+            )
+            alert = reads_alerts.ack_for(session, alert_id, by, datetime.now(UTC), who.tenant)
         if alert is None:
             raise not_found("such alert")
         if not acts_on(alert, who.tenant):

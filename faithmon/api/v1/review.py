@@ -2,8 +2,9 @@
 labelling its claims or skipping it, and how the judges agree with the labels.
 
 Leasing, labelling and skipping need `review` (the guard asks it of every change) and
-name the reviewer by the key (its prefix), as an acknowledgement does; a tenant-bound key
-sees, leases and labels only its tenant's items (another tenant's trace is unknown: 404).
+name the reviewer by the key's name (else its prefix), as an acknowledgement does; a
+tenant-bound key sees, leases and labels only its tenant's items (another tenant's trace
+is unknown: 404). On an open server no key names anyone: the review page asks a name.
 The dashboard's review page (``api/pages/review.py``) makes the same calls through
 :func:`next_item`, :func:`label_item` and :func:`skip_item`, so both refuse alike.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
@@ -24,8 +25,10 @@ from pydantic import BaseModel, Field
 from ...model import RagRecord
 from ...model.review import ClaimLabel, Label, ReviewItem, item_json, shape_problem
 from ...review.agreement import agreement
-from ...store import Sessions
+from ...review.labels import unlabelled
+from ...store import Sessions, reads_alerts
 from ...store import review as store_review
+from ..keys import Grant
 from ._common import MAX_ID, MAX_PAGE, NOT_FOUND, Caller, Problem, ReadOptions, Text, caller
 
 LEASE_SECONDS = 900
@@ -63,10 +66,20 @@ def _known(trace_id: str) -> bool:
     return len(trace_id) <= 32 and "\x00" not in trace_id
 
 
+def key_name(sessions: Sessions, request: Request) -> str | None:
+    """The reviewer a key names: its name, else its prefix (as an acknowledgement names
+    it, never the key); None when no key let the request in (an open server)."""
+    grant = getattr(request.state, "grant", None)
+    if not isinstance(grant, Grant) or not grant.key_id:
+        return None
+    with sessions() as session:
+        return reads_alerts.acknowledger(session, grant.key_id, grant.prefix)
+
+
 def check_labels(item: ReviewItem, labels: Sequence[ClaimLabel]) -> Refusal | None:
-    """Each label names a claim of the item: once, as parts of a split, or in a merge (the
-    rule the CLI checks too)."""
-    problem = shape_problem(labels, len(item.claims))
+    """Each label names a claim of the item: once, as parts of a split, or in a merge; and
+    every claim has one (the rules the CLI checks too)."""
+    problem = shape_problem(labels, len(item.claims)) or unlabelled(labels, len(item.claims))
     return None if problem is None else Refusal(422, problem, ("claims",))
 
 
@@ -199,7 +212,7 @@ class ReviewChunkOut(BaseModel):
 
 
 class LeasedOut(ReviewItemOut):
-    lease_owner: str | None = Field(description="Who holds it: the key's prefix.")
+    lease_owner: str | None = Field(description="Who holds it: the key's name, else its prefix.")
     lease_expires: datetime | None
     question: str
     chunks: list[ReviewChunkOut]
@@ -300,35 +313,46 @@ def router(sessions: Sessions, options: ReadOptions) -> APIRouter:
         response_model=LeasedOut,
         responses={204: {"description": "Nothing is left for this reviewer"}},
     )
-    def review_next(who: Annotated[Caller, Depends(caller)]) -> LeasedOut | Response:
+    def review_next(
+        request: Request, who: Annotated[Caller, Depends(caller)]
+    ) -> LeasedOut | Response:
         """Lease the most urgent item the key has not labelled, for 15 minutes (needs
         `review`): with the question, the chunks as the generator saw them, the answer,
         and the judge's claims with their verdicts, quotes and cited chunks."""
-        leased = next_item(sessions, who.who, who.tenant, datetime.now(UTC))
+        reviewer = key_name(sessions, request) or who.who
+        leased = next_item(sessions, reviewer, who.tenant, datetime.now(UTC))
         if leased is None:
             return Response(status_code=204)
         return leased_out(leased)
 
     @api.post("/items/{trace_id}/labels", response_model=LabelledOut, responses=LABELLING)
     def review_label(
-        who: Annotated[Caller, Depends(caller)], trace_id: TraceId, body: LabelsIn
+        request: Request,
+        who: Annotated[Caller, Depends(caller)],
+        trace_id: TraceId,
+        body: LabelsIn,
     ) -> LabelledOut:
-        """Label claims of an open item by their `index` (needs `review`); refused when
-        the key labelled it already or another reviewer holds its lease."""
+        """Label every claim of an open item by their `index` (needs `review`); refused
+        when a claim is left out, the key labelled it already or another reviewer holds
+        its lease."""
         labels = [
             ClaimLabel(c.index, c.verdict, c.critical, c.part, c.text, tuple(c.merged))
             for c in body.claims
         ]
         now = datetime.now(UTC)
-        done = label_item(sessions, trace_id, who.who, who.tenant, labels, body.note, now)
+        reviewer = key_name(sessions, request) or who.who
+        done = label_item(sessions, trace_id, reviewer, who.tenant, labels, body.note, now)
         if isinstance(done, Refusal):
             raise _raise(done)
-        return LabelledOut(**item_out(done), reviewer=who.who, labelled=len(labels))
+        return LabelledOut(**item_out(done), reviewer=reviewer, labelled=len(labels))
 
     @api.post("/items/{trace_id}/skip", response_model=ReviewItemOut, responses=CHANGES)
-    def review_skip(who: Annotated[Caller, Depends(caller)], trace_id: TraceId) -> ReviewItemOut:
+    def review_skip(
+        request: Request, who: Annotated[Caller, Depends(caller)], trace_id: TraceId
+    ) -> ReviewItemOut:
         """Take an open item out of the queue: it cannot be reviewed (needs `review`)."""
-        skipped = skip_item(sessions, trace_id, who.who, who.tenant, datetime.now(UTC))
+        reviewer = key_name(sessions, request) or who.who
+        skipped = skip_item(sessions, trace_id, reviewer, who.tenant, datetime.now(UTC))
         if isinstance(skipped, Refusal):
             raise _raise(skipped)
         return ReviewItemOut(**item_out(skipped))

@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
 from ... import drift
-from ...model import segment_from_key, segment_key
+from ...model import Cause, segment_from_key, segment_key
+from ...model.segment_state import segment_state
 from ...store import Sessions, reads_segments, reads_series
 from ...store import baselines as store_baselines
 from ...store import drift_runs as store_drift_runs
@@ -33,7 +34,6 @@ SEGMENT_HELP = (
     "the whole is percent-encoded into the path as any text is (`route=a%252Cb`)."
 )
 State = Literal["ok", "pending", "firing", "folded", "explained"]
-_ORDER: dict[str, int] = {"firing": 3, "pending": 2, "ok": 1}
 JudgeParam = Annotated[
     Text | None,
     Query(max_length=200, description="A judge configuration; default: the configured one."),
@@ -41,9 +41,10 @@ JudgeParam = Annotated[
 
 
 class Detector(BaseModel):
-    stream: Literal["unsupported", "critical", "citation"] = Field(
-        description="Records with an unsupported claim, with a critical one, or (among "
-        "answers that cite) with a wrong or unresolved citation."
+    stream: Literal["unsupported", "critical", "citation", "retrieval"] = Field(
+        description="Records with an unsupported claim, with a critical one, (among "
+        "answers that cite) with a wrong or unresolved citation, or (among answers whose "
+        "context relevance was measured) whose chunks miss what the question asks."
     )
     baseline_rate: float
     baseline_interval: list[float] = Field(description="95% Wilson interval.")
@@ -60,6 +61,12 @@ class Detector(BaseModel):
     last_at: datetime | None
     state: State
     explained_by: str | None = Field(description="The segment whose drift explains this one.")
+    causes: dict[Cause, float] = Field(
+        default_factory=dict,
+        description="Points of `current_rate` each cause accounts for: `retrieval` (the "
+        "chunks missed what the question asks) and `generation` (they held it and the "
+        "answer strayed). Empty when the judge gave no cause.",
+    )
 
 
 class SegmentOut(BaseModel):
@@ -76,6 +83,20 @@ class Silent(BaseModel):
     per_day: float
 
 
+class Building(BaseModel):
+    segment: str = Field(description="The overall of a partition whose baseline builds.")
+    labels: dict[str, str]
+    records: int = Field(description="Scored records so far.")
+    records_needed: int
+    days: float = Field(description="Days since its first scored record.")
+    days_needed: float
+    ceiling: float = Field(
+        description="Until the baseline is frozen, `faithfulness_ceiling` fires above this "
+        "unsupported rate over the last hour (FAITHMON_ALERT_CEILING)."
+    )
+    line: str = Field(description="The same, as one line.")
+
+
 class Segments(BaseModel):
     judge: str | None = Field(description="The judge configuration whose scores drift watches.")
     baseline_ready: bool = Field(description="False while the baseline is still being built.")
@@ -83,6 +104,11 @@ class Segments(BaseModel):
         description="Overall first, then each tenant's overall before its segments."
     )
     silent: list[Silent] = Field(description="Watched segments that went quiet.")
+    building: list[Building] = Field(
+        default_factory=list,
+        description="Partitions whose drift baseline is still building: how far each has "
+        "come, and the ceiling that watches them until drift starts.",
+    )
     computed_at: datetime | None = Field(
         default=None,
         description="When the worker's drift run read the detectors; null before its first.",
@@ -167,7 +193,7 @@ def _segments(readings: Sequence[Mapping[str, Any]]) -> list[SegmentOut]:
     items = []
     for key in sorted(grouped, key=lambda k: _place(grouped[k][0]["labels"])):
         detectors = [Detector.model_validate(r) for r in grouped[key]]
-        worst = max(detectors, key=lambda d: _ORDER.get(d.state, 0)).state
+        worst = cast(State, segment_state(d.state for d in detectors))
         segment = grouped[key][0]["labels"]
         items.append(
             SegmentOut(
@@ -270,6 +296,15 @@ def segments_view(
             )
             for s in summary["silent"]
             if _visible(s["labels"], tenant)
+        ],
+        building=[
+            Building(
+                segment=name_of(b["labels"]),
+                line=drift.progress_line(b),
+                **{k: v for k, v in b.items() if k != "line"},
+            )
+            for b in summary.get("building", ())
+            if _visible(b["labels"], tenant)
         ],
     )
 

@@ -4,7 +4,7 @@ every evaluation of it."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field, StringConstraints
@@ -26,9 +26,10 @@ from ._common import (
     time_cursor,
 )
 
-Status = Literal["pending", "scored", "no_context", "incomplete_evidence", "judge_error"]
+Status = Literal["pending", "scored", "no_context", "incomplete_evidence", "judge_error", "invalid"]
+"""A record's status; ``invalid``: the database refused it, stored without its content."""
 Verdict = Literal["supported", "contradicted", "unsupported", "partial"]
-STATUS_HELP = "pending, scored, no_context, incomplete_evidence or judge_error"
+STATUS_HELP = ", ".join(get_args(Status)[:-1]) + " or " + get_args(Status)[-1]
 
 # ``key=value`` or ``key:value``, checked before any query by the pattern the CLI's parser
 # uses too: a label name is spliced into a JSON path (SQLite).

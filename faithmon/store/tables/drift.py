@@ -35,6 +35,10 @@ class BaselineRow(Base):
     cited: Mapped[int] = mapped_column(Integer, default=0)
     miscited: Mapped[int] = mapped_column(Integer, default=0)
     citation_spread: Mapped[float] = mapped_column(Float, default=0.0)
+    # The retrieval stream's: records with a measured context relevance (0: none here).
+    measured: Mapped[int] = mapped_column(Integer, default=0)
+    missed: Mapped[int] = mapped_column(Integer, default=0)
+    retrieval_spread: Mapped[float] = mapped_column(Float, default=0.0)
     window_start: Mapped[datetime] = mapped_column(UTCDateTime())
     window_end: Mapped[datetime] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
