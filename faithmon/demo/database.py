@@ -17,34 +17,30 @@ def prepare(url: str) -> str:
     """Make ``url`` ready for a demo run that starts from nothing; returns the URL to use.
 
     A SQLite file that only ever held the demo's records is removed and made anew; any
-    other database must hold no record at all. A database holding records of another
-    service is refused: the demo would mix its synthetic traffic into them.
+    other database that only ever held them (an earlier demo on PostgreSQL) is emptied.
+    A database holding records of another service is refused: the demo would mix its
+    synthetic traffic into them.
     """
     file = opening.sqlite_file(url)
     if file is not None and not file.exists():
         return url
     engine = opening.open_engine(url)
     try:
+        foreign = False
         if opening.holds_records_table(engine):
             store_engine.upgrade(engine)
             sessions = store_engine.session_factory(engine)
             with sessions() as session:
                 foreign = stored_records.holds_other_service(session, SERVICE)
                 count = sum(stored_records.counts_by_status(session).values())
-        else:
-            foreign, count = False, 0
+            if count and not foreign and file is None:
+                store_engine.empty(engine)  # an earlier demo's: start it again
     finally:
         engine.dispose()
-    shown = opening.shown_url(url)
     if foreign:
         raise ConfigError(
-            f"{shown} holds records the demo did not write; the demo writes only into a "
-            "fresh database (leave out --database to use ./faithmon-demo.db)"
-        )
-    if count and file is None:
-        raise ConfigError(
-            f"{shown} holds {count} records of an earlier demo; give the demo an empty "
-            "database, or a SQLite file it may start again"
+            f"{opening.shown_url(url)} holds records the demo did not write; the demo writes "
+            "only into a fresh database (leave out --database to use ./faithmon-demo.db)"
         )
     if file is not None:
         _remove(file)

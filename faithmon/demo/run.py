@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
+import shutil
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -132,6 +135,11 @@ def _run(
         counts = stored_records.counts_by_status(session)
         firing = [a for a in store_alerts.list_alerts(session) if a.state == "firing"]
     out.write("\nrecords by status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if counts.get("no_context"):
+        out.write(
+            "\n  (no_context: questions the retriever found no chunk for, such as the weather;"
+            " with nothing given to the model there is nothing to judge)"
+        )
     out.write("\n\n")
     _print_table(result.readings, out)
     out.write("\n")
@@ -149,11 +157,12 @@ def _run(
     else:
         out.write("no alert is firing\n")
     shown = opening.shown_url(settings.database_url)
+    command = invoked_as()
     out.write(
         f"\nfinished in {time.perf_counter() - started:.1f}s. Look inside with "
-        f"`faithmon traces list --database-url {shown}` and "
-        f"`faithmon alerts list --database-url {shown}`; {queued} answers wait for people in "
-        f"`faithmon review queue --database-url {shown}`\n"
+        f"`{command} traces list --database-url {shown}` and "
+        f"`{command} alerts list --database-url {shown}`; {queued} answers wait for people in "
+        f"`{command} review queue --database-url {shown}`\n"
     )
     return len(firing)
 
@@ -200,6 +209,22 @@ def _judge_drift(
         f"  production drift on the broken judge's scores: "
         f"{'held back' if held.held_back else 'checked'}, its evaluations are not trusted\n"
     )
+
+
+def invoked_as(argv0: str | None = None) -> str:
+    """How to run faithmon again from this shell, as the README spells it: ``faithmon``
+    when that is on PATH, else the path the demo was started by (``.venv/bin/faithmon``)."""
+    started = Path(argv0 if argv0 is not None else sys.argv[0])
+    if started.name != "faithmon" or not started.exists():
+        return "faithmon"  # python -m faithmon, or an embedding: the name will do
+    found = shutil.which("faithmon")
+    if found is not None and Path(found).resolve() == started.resolve():
+        return "faithmon"
+    try:
+        near = os.path.relpath(started)
+    except ValueError:  # another drive
+        near = ".."
+    return near if not near.startswith("..") else str(started.absolute())
 
 
 def _ran(run: jobs.DriftRun | None) -> jobs.DriftRun:

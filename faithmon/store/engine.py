@@ -109,6 +109,16 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         command.upgrade(config, revision)
 
 
+def empty(engine: Engine) -> None:
+    """Delete every row of faithmon's tables, keeping the schema (the demo starting its own
+    database afresh where the database is not a file it may remove)."""
+    from .tables import Base
+
+    with engine.begin() as connection:
+        for table in reversed(Base.metadata.sorted_tables):
+            connection.execute(table.delete())
+
+
 def head_revision() -> str | None:
     """The newest migration faithmon ships."""
     from alembic.script import ScriptDirectory

@@ -268,3 +268,27 @@ def test_drift_status_shows_segments_without_writing(
     text = runner.invoke(main, ["drift", "status"]).stdout
     assert f"model=northwind-llm-1.1,tenant={tenant}" in text and "firing" in text
     assert "-- partition tenant=acme" in text
+
+
+def test_the_demo_hints_at_commands_as_this_shell_runs_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started as `.venv/bin/faithmon` (not on PATH), the demo's closing hint says so; as
+    `python -m faithmon`, or a `faithmon` found on PATH, the name alone."""
+    from faithmon.demo.run import invoked_as
+
+    script = tmp_path / ".venv" / "bin" / "faithmon"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert invoked_as(str(script)) == ".venv/bin/faithmon"
+    assert invoked_as("/usr/lib/python3/faithmon/__main__.py") == "faithmon"
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert invoked_as(str(script)) == "faithmon"
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert invoked_as(str(script)) == str(script)

@@ -244,3 +244,19 @@ def test_the_demo_never_touches_a_foreign_database(
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM records")).scalar() == 40
     engine.dispose()
+
+
+@pytest.mark.postgres
+def test_the_demo_starts_its_own_earlier_postgresql_database_again(postgres_url: str) -> None:
+    """`--help` says the database must be empty or an earlier demo's: on PostgreSQL, where
+    there is no file to make anew, an earlier demo's records are replaced, not added to."""
+    from sqlalchemy import create_engine, text
+
+    runner = CliRunner()
+    for _ in range(2):
+        ran = runner.invoke(main, ["demo", "--requests", "40", "--database", postgres_url])
+        assert ran.exit_code == 0, ran.output
+    engine = create_engine(postgres_url)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM records")).scalar() == 40
+    engine.dispose()
