@@ -2,11 +2,8 @@
 
 Counters are cumulative since the database was created (the worker adds to them
 as it writes evaluations), so Prometheus ``rate()`` and ``histogram_quantile()``
-work on them as on any exporter's. The context- and answer-relevance histograms of
-the same segments are counted at each scrape over the evaluations still stored, so
-retention lowers them: read them with ``histogram_quantile()`` on the buckets as
-scraped, not on their ``rate()``. They hold every tenant's segments, so a key bound
-to a tenant is refused (403).
+work on them as on any exporter's; the context- and answer-relevance histograms too.
+They hold every tenant's segments, so a key bound to a tenant is refused (403).
 """
 
 from __future__ import annotations

@@ -1,18 +1,19 @@
-"""Cumulative per-segment counters, updated as evaluations are written, read by /metrics;
-and the relevance histograms of those segments, read from the evaluations stored."""
+"""Cumulative per-segment counters, updated as evaluations are written, read by /metrics:
+the faithfulness and relevance histograms among them, so a scrape reads one row per
+segment and judge, never the evaluations."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from ..model import Judgement, partition_label, segment_key, segments_of
-from ._dialect import insert_for, is_postgresql
+from ._dialect import insert_for
 from .records import PENDING
-from .tables import EvaluationRow, JudgeUsageRow, RecordRow, SegmentMetricsRow
+from .tables import JudgeUsageRow, RecordRow, SegmentMetricsRow
 
 # Upper bounds of the strict-faithfulness histogram buckets (cumulative, as Prometheus).
 BUCKETS = (0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
@@ -44,6 +45,7 @@ def count_evaluations(
     for labels, judgement in evaluations:
         score = judgement.faithfulness
         buckets = [int(score is not None and score <= bound) for bound in BUCKETS]
+        measured = _measured(judgement)
         add = (
             1,
             int(score is not None),
@@ -55,11 +57,13 @@ def count_evaluations(
         for segment in segments_of(labels, dimensions, partition_label(dimensions)):
             total = totals.setdefault(
                 (segment_key(segment), judgement.judge),
-                {"segment": segment, "buckets": [0] * len(BUCKETS)} | dict.fromkeys(_COUNTERS, 0),
+                {"segment": segment, "buckets": [0] * len(BUCKETS), "relevance": _empty()}
+                | dict.fromkeys(_COUNTERS, 0),
             )
             for name, value in zip(_COUNTERS, add, strict=True):
                 total[name] += value
             total["buckets"] = [a + b for a, b in zip(total["buckets"], buckets, strict=True)]
+            total["relevance"] = _sum(total["relevance"], measured)
     for (key, judge), total in sorted(totals.items(), key=lambda item: item[0]):
         statement = insert_for(session, SegmentMetricsRow).values(
             segment_key=key, judge=judge, **total
@@ -72,18 +76,72 @@ def count_evaluations(
                     for name in _COUNTERS
                 },
             ).returning(
-                SegmentMetricsRow.id, SegmentMetricsRow.evaluations, SegmentMetricsRow.buckets
+                SegmentMetricsRow.id,
+                SegmentMetricsRow.evaluations,
+                SegmentMetricsRow.buckets,
+                SegmentMetricsRow.relevance,
             )
         ).one()
         if row.evaluations > total["evaluations"]:
-            # The row was there: its buckets are the old ones (JSON columns cannot be
+            # The row was there: its histograms are the old ones (JSON columns cannot be
             # added in SQL portably), and the upsert holds its lock until commit.
             buckets = [a + b for a, b in zip(row.buckets, total["buckets"], strict=True)]
+            relevance = _sum(_read(row.relevance), total["relevance"])
             session.execute(
                 update(SegmentMetricsRow)
                 .where(SegmentMetricsRow.id == row.id)
-                .values(buckets=buckets)
+                .values(buckets=buckets, relevance=relevance)
             )
+
+
+def _empty() -> dict[str, dict[str, Any]]:
+    return {
+        name: {"buckets": [0] * len(RELEVANCE_BUCKETS), "sum": 0.0, "count": 0}
+        for name in RELEVANCE
+    }
+
+
+def _read(stored: Any) -> dict[str, dict[str, Any]]:
+    """A stored relevance total; a row from before it was kept (null) counts from zero."""
+    found = _empty()
+    if isinstance(stored, dict):
+        for name in RELEVANCE:
+            kept = stored.get(name)
+            if isinstance(kept, dict) and len(kept.get("buckets", ())) == len(RELEVANCE_BUCKETS):
+                found[name] = {
+                    "buckets": [int(b) for b in kept["buckets"]],
+                    "sum": float(kept.get("sum", 0.0)),
+                    "count": int(kept.get("count", 0)),
+                }
+    return found
+
+
+def _measured(judgement: Judgement) -> dict[str, dict[str, Any]]:
+    """One evaluation's contribution: each measure it has in its buckets (cumulative)."""
+    found = _empty()
+    relevance = judgement.relevance
+    for name in RELEVANCE:
+        value = getattr(relevance, name) if relevance is not None else None
+        if value is not None:
+            found[name] = {
+                "buckets": [int(value <= bound) for bound in RELEVANCE_BUCKETS],
+                "sum": float(value),
+                "count": 1,
+            }
+    return found
+
+
+def _sum(
+    a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    return {
+        name: {
+            "buckets": [x + y for x, y in zip(a[name]["buckets"], b[name]["buckets"], strict=True)],
+            "sum": a[name]["sum"] + b[name]["sum"],
+            "count": a[name]["count"] + b[name]["count"],
+        }
+        for name in RELEVANCE
+    }
 
 
 def snapshot(session: Session) -> dict[str, Any]:
@@ -95,14 +153,19 @@ def snapshot(session: Session) -> dict[str, Any]:
         # (``route=a%2Cb``) are one segment, and /metrics must show it as one series.
         total = merged.setdefault(
             (segment_key(row.segment), row.judge),
-            {"segment": dict(row.segment), "judge": row.judge, "buckets": [0] * len(BUCKETS)}
+            {
+                "segment": dict(row.segment),
+                "judge": row.judge,
+                "buckets": [0] * len(BUCKETS),
+                "relevance": _empty(),
+            }
             | dict.fromkeys(_COUNTERS, 0),
         )
         for name in _COUNTERS:
             total[name] += getattr(row, name)
         total["buckets"] = [a + b for a, b in zip(total["buckets"], row.buckets, strict=True)]
+        total["relevance"] = _sum(total["relevance"], _read(row.relevance))
     segments = list(merged.values())
-    add_relevance(session, segments)
     statuses = dict(
         session.execute(select(RecordRow.status, func.count()).group_by(RecordRow.status)).all()
     )
@@ -128,63 +191,3 @@ def snapshot(session: Session) -> dict[str, Any]:
             for j, c, p, o in usage
         ],
     }
-
-
-def add_relevance(session: Session, segments: Sequence[dict[str, Any]]) -> None:
-    """Give each segment row (``segment``, ``judge``) its ``relevance``: per measure, the
-    cumulative bucket counts, sum and count over the evaluations stored that measured it.
-
-    Only the segments and judges the counters hold are filled, so the label sets stay
-    theirs. One query counts by judge and label set; each set's counts go to the
-    segments ``segments_of`` gives it, as the worker's counters do.
-    """
-    rows = {(segment_key(row["segment"]), row["judge"]): row for row in segments}
-    for row in segments:
-        row["relevance"] = {
-            name: {"buckets": [0] * len(RELEVANCE_BUCKETS), "sum": 0.0, "count": 0}
-            for name in RELEVANCE
-        }
-    if not rows:
-        return
-    names = sorted({name for row in segments for name in row["segment"]})
-    postgresql = is_postgresql(session)
-    if postgresql:
-        # A label is cheap to read out of binary JSON; a sort on whole label sets spills.
-        keys = [RecordRow.labels[name].as_string() for name in names]
-    else:
-        # SQLite parses JSON text at every read: label sets are grouped as text, then read
-        # once per group.
-        keys = [RecordRow.labels]
-    measured: list[ColumnElement[Any]] = []
-    for name in RELEVANCE:
-        column = getattr(EvaluationRow, name)
-        measured += [func.sum(case((column <= bound, 1), else_=0)) for bound in RELEVANCE_BUCKETS]
-        measured += [func.sum(column), func.count(column)]
-    query = (
-        select(EvaluationRow.judge, *(k.label(f"key_{i}") for i, k in enumerate(keys)), *measured)
-        .join(RecordRow, RecordRow.id == EvaluationRow.record_id)
-        .where(EvaluationRow.judge.in_(sorted({judge for _, judge in rows})))
-        .where(
-            EvaluationRow.context_relevance.is_not(None)
-            | EvaluationRow.answer_relevance.is_not(None)
-        )
-        # By the names: the expressions hold bound values, which PostgreSQL would not
-        # match between the select list and the GROUP BY.
-        .group_by(EvaluationRow.judge, *(f"key_{i}" for i in range(len(keys))))
-    )
-    width = len(RELEVANCE_BUCKETS) + 2
-    for judge, *values in session.execute(query):
-        found, counts = values[: len(keys)], values[len(keys) :]
-        labels = dict(zip(names, found, strict=True)) if postgresql else found[0]
-        for segment in segments_of(labels, names, partition_label(names)):
-            counted = rows.get((segment_key(segment), judge))
-            if counted is None:
-                continue
-            for i, name in enumerate(RELEVANCE):
-                *buckets, total, count = counts[i * width : (i + 1) * width]
-                histogram = counted["relevance"][name]
-                histogram["buckets"] = [
-                    a + int(b or 0) for a, b in zip(histogram["buckets"], buckets, strict=True)
-                ]
-                histogram["sum"] += float(total or 0.0)
-                histogram["count"] += int(count)

@@ -4,6 +4,7 @@ dropped, retention's daily roll-ups and the cumulative counters ``/metrics`` ser
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     Float,
@@ -72,5 +73,7 @@ class SegmentMetricsRow(Base):
     judge_errors: Mapped[int] = mapped_column(Integer)
     faithfulness_sum: Mapped[float] = mapped_column(Float)
     buckets: Mapped[list[int]] = mapped_column(JSONType)
+    # Per relevance measure: cumulative bucket counts, sum and count (null: none yet).
+    relevance: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
 
     __table_args__ = (UniqueConstraint("segment_key", "judge"),)
