@@ -81,7 +81,7 @@ def test_the_ceiling_pages_before_any_baseline(
     assert "baseline: 80 of 2,000 scored records" in status
     assert "until then the ceiling of 25% applies" in status
     # The dashboard says the same, from the worker's run: no page claims nothing is scored.
-    for path in ("/", "/segments"):
+    for path in ("/", "/segments", "/alerts"):
         with urllib.request.urlopen(server[0] + path, timeout=30) as response:
             shown = response.read().decode()
         assert "baseline: 80 of 2,000 scored records, 0 of 7 days" in shown, path

@@ -194,7 +194,14 @@ def routes(sessions: Sessions, options: ReadOptions) -> list[Route]:
             silences.section, sessions, tenant_of(request), data.alerts
         )
         offer = _ack_offer(request)
-        body = "<h1>Alerts</h1>" + muting + render_alerts(data, link_traces=True, act=offer)
+        # Before drift has a baseline, on-call reads here what watches until then.
+        view = await run_in_threadpool(segments_view, sessions, options, None, tenant_of(request))
+        body = (
+            "<h1>Alerts</h1>"
+            + baseline_note(view)
+            + muting
+            + render_alerts(data, link_traces=True, act=offer)
+        )
         return page(request, "Alerts", body, here="/alerts")
 
     def _ack(alert_id: int, tenant: str | None, grant: Grant | None, typed: str) -> Alert | None:
