@@ -32,10 +32,10 @@ from ..gate import (
     write_junit,
     write_records,
 )
-from ..judge import JUDGES
 from . import wiring
 from ._common import database_option, load_settings
 from .input_files import UnreadableInput, read_lines
+from .judge import judge_choice
 
 
 class GateUsage(click.ClickException):
@@ -119,13 +119,7 @@ def _standing(judge: str, settings: Settings) -> Standing:
     is_flag=True,
     help="Compare with a baseline made on another version of the cases.",
 )
-@click.option(
-    "--judge",
-    "judge_name",
-    type=click.Choice(sorted(JUDGES)),
-    default=None,
-    help="Judge to use (default: FAITHMON_JUDGE).",
-)
+@judge_choice
 @click.option(
     "--require-proven",
     is_flag=True,

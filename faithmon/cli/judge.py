@@ -17,6 +17,15 @@ from . import wiring
 from ._common import counted, database_option, json_option, load_settings
 from .input_files import read_lines
 
+judge_choice = click.option(
+    "--judge",
+    "judge_name",
+    type=click.Choice(sorted(JUDGES)),
+    default=None,
+    help="Judge to use (default: FAITHMON_JUDGE).",
+)
+"""The judge a command that judges files uses: `score` and `gate` alike."""
+
 
 @click.group()
 def judge() -> None:
@@ -89,13 +98,7 @@ def judge_unblock(name: str | None, as_json: bool) -> None:
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("-o", "--output", type=click.File("w"), default="-", help="Output JSONL (stdout).")
-@click.option(
-    "--judge",
-    "judge_name",
-    type=click.Choice(sorted(JUDGES)),
-    default=None,
-    help="Judge to use (default: FAITHMON_JUDGE).",
-)
+@judge_choice
 def score(file: Path, output: IO[str], judge_name: str | None) -> None:
     """Score a JSONL file of {user_input, response, retrieved_contexts}; no database.
 

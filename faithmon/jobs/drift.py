@@ -133,8 +133,7 @@ def check_drift(
         )
 
         def capped(open_alerts: Sequence[Alert]) -> list[Signal]:
-            found = ceiling_signals(recent, set(roots), open_alerts, config, ceiling)
-            return _in_context(found, judge_name, store_sentinels.status(session, judge_name))
+            return ceiling_signals(recent, set(roots), open_alerts, config, ceiling)
 
         if frozen is None:
             changed: list[Alert] = []
@@ -149,12 +148,17 @@ def check_drift(
                     drift.summarize((), (), grown),
                 )
                 if not held_back:
+                    status = store_sentinels.status(session, judge_name)
                     changed = reconcile_kinds(
-                        session, [drift.CEILING_RULE], lambda _: True, capped, clock, policy
+                        session,
+                        [drift.CEILING_RULE],
+                        lambda _: True,
+                        lambda open_alerts: _in_context(capped(open_alerts), judge_name, status),
+                        clock,
+                        policy,
                     )
-            if changed:
-                deliver(sinks, to_tell(changed))
-            return DriftRun(
+            # Told once the transaction is in, as the drift alerts below are.
+            result = DriftRun(
                 False,
                 (),
                 tuple(changed),
@@ -162,59 +166,63 @@ def check_drift(
                 building=building,
                 progress=grown,
             )
-        thresholds_from = None
-        if dry_run:
-            # A status agrees with the alerts: it reads with the thresholds of the run that
-            # raised them, whatever this process's own settings say.
-            kept = drift_fold.alerting_thresholds(session, judge_name)
-            if kept is not None and any(getattr(config, k) != v for k, v in kept.items()):
-                config = replace(config, **kept)
-                thresholds_from = kept
-        if not config.calibrated and config.threshold is None:
-            config = replace(config, calibrated=store_thresholds.load(session))
-        readings = drift.read(state, frozen, config)
-        no_data, silent = drift.silences_of(state, config, clock)
-        if not dry_run:
-            drift_fold.save(session, judge_name, folded, clock, config)
-            # What the read API serves until the next run: it does not run the detectors.
-            summary = drift.summarize(readings, silent, grown)
-            store_drift_runs.save(session, judge_name, clock, True, held_back, summary)
         else:
-            # Only the thresholds solved for this reading: solving them is what a status costs.
-            drift_fold.remember_solved(session, judge_name)
-        if dry_run or held_back:
-            if held_back and not dry_run:
-                # The judge is unproven or drifting: production alerts wait for its proof.
-                logger.warning("faithmon: %s; drift alerts held back", standing.line)
-            return DriftRun(
+            thresholds_from = None
+            if dry_run:
+                # A status agrees with the alerts: it reads with the thresholds of the run that
+                # raised them, whatever this process's own settings say.
+                kept = drift_fold.alerting_thresholds(session, judge_name)
+                if kept is not None and any(getattr(config, k) != v for k, v in kept.items()):
+                    config = replace(config, **kept)
+                    thresholds_from = kept
+            if not config.calibrated and config.threshold is None:
+                config = replace(config, calibrated=store_thresholds.load(session))
+            readings = drift.read(state, frozen, config)
+            no_data, silent = drift.silences_of(state, config, clock)
+            if not dry_run:
+                drift_fold.save(session, judge_name, folded, clock, config)
+                # What the read API serves until the next run: it does not run the detectors.
+                summary = drift.summarize(readings, silent, grown)
+                store_drift_runs.save(session, judge_name, clock, True, held_back, summary)
+            else:
+                # Only the thresholds solved for this reading: solving them is what a status costs.
+                drift_fold.remember_solved(session, judge_name)
+            if dry_run or held_back:
+                if held_back and not dry_run:
+                    # The judge is unproven or drifting: production alerts wait for its proof.
+                    logger.warning("faithmon: %s; drift alerts held back", standing.line)
+                return DriftRun(
+                    True,
+                    tuple(readings),
+                    (),
+                    tuple(silent),
+                    held_back=held_back,
+                    building=building,
+                    thresholds_from=thresholds_from,
+                    progress=grown,
+                )
+            sentinel = store_sentinels.status(session, judge_name)
+            signals = [r.signal() for r in readings] + no_data
+            changed = reconcile_kinds(
+                session,
+                DRIFT_RULES,
+                lambda _: True,
+                lambda open_alerts: _in_context(
+                    signals + capped(open_alerts), judge_name, sentinel
+                ),
+                clock,
+                policy,
+            )
+            result = DriftRun(
                 True,
                 tuple(readings),
-                (),
+                tuple(changed),
                 tuple(silent),
-                held_back=held_back,
                 building=building,
-                thresholds_from=thresholds_from,
                 progress=grown,
             )
-        sentinel = store_sentinels.status(session, judge_name)
-        signals = _in_context([r.signal() for r in readings] + no_data, judge_name, sentinel)
-        changed = reconcile_kinds(
-            session,
-            DRIFT_RULES,
-            lambda _: True,
-            lambda open_alerts: signals + capped(open_alerts),
-            clock,
-            policy,
-        )
-    deliver(sinks, to_tell(changed))
-    return DriftRun(
-        True,
-        tuple(readings),
-        tuple(changed),
-        tuple(silent),
-        building=building,
-        progress=grown,
-    )
+    deliver(sinks, to_tell(result.changed))
+    return result
 
 
 def _log_frozen(

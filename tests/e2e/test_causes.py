@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 
 import faithmon_instrumentation as fm
 from tests.e2e.helpers import faithmon
+from tests.timing import wait_for
 
 pytestmark = pytest.mark.one_backend
 
@@ -48,13 +48,11 @@ def send(chunk: str, answer: str, version: str, model: str) -> None:
 
 
 def stored(env: dict[str, str], count: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def listed() -> bool:
         records = json.loads(faithmon(env, "traces", "list", "--json", "--limit", "1000"))
-        if len(records) >= count:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"the receiver stored {len(records)} of {count} traces")
+        return len(records) >= count
+
+    wait_for(listed, 60, f"the receiver to store {count} traces")
 
 
 def get(url: str) -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 
@@ -15,6 +14,7 @@ import pytest
 import faithmon_instrumentation as fm
 from tests.alerts.factory import SECRET, Receiver, serving
 from tests.e2e.helpers import faithmon
+from tests.timing import wait_for
 
 pytestmark = pytest.mark.one_backend
 
@@ -61,10 +61,11 @@ def test_the_ceiling_pages_before_any_baseline(
             rag.record_retrieval([{"id": "kb-1", "text": CONTEXT}], retriever="bm25")
             rag.record_answer(answer, model="m1")
     assert fm.flush()
-    deadline = time.monotonic() + 60
-    while len(json.loads(faithmon(env, "traces", "list", "--json", "--limit", "200"))) < 80:
-        assert time.monotonic() < deadline, "the receiver did not store the traces"
-        time.sleep(0.1)
+    wait_for(
+        lambda: len(json.loads(faithmon(env, "traces", "list", "--json", "--limit", "200"))) >= 80,
+        60,
+        "the receiver to store the traces",
+    )
 
     faithmon(env, "worker", "--once")
 
@@ -72,6 +73,7 @@ def test_the_ceiling_pages_before_any_baseline(
     ceiling = [a for a in alerts if a["rule"] == "faithfulness_ceiling"]
     assert [(a["segment"], a["state"]) for a in ceiling] == [({"route": "refunds"}, "firing")]
     assert ceiling[0]["details"]["current_rate"] == 0.5 and ceiling[0]["details"]["records"] == 40
+    assert ceiling[0]["details"]["judge"]  # the judge whose scores it rests on, as drift's
     assert not [a for a in alerts if a["rule"] == "faithfulness_drift"]
     posted = [json.loads(r.body) for r in receiver.received if r.path == "/hooks/faithmon"]
     told = json.dumps(posted)
