@@ -25,24 +25,24 @@ from . import support as s
 from .values import DIMENSIONS, Value, identifiers, swapped, values
 
 # Where a sentence divides into clauses that each assert something.
-_CLAUSE = re.compile(
+CLAUSE = re.compile(
     r";|,\s*(?:and|but|while|whereas|so|although|though|yet|which|because|as)\s"
     r"|\s(?:but|whereas|because|while|although|though)\s|\sand\s|,\s(?=if\s|unless\s)"
     r"|\s(?:that|who)\s",
     re.IGNORECASE,
 )
 # A clause this small is glued back onto its neighbour: "apples and pears".
-_MIN_CLAUSE_WORDS = 2
+_MINCLAUSE_WORDS = 2
 
 
 @functools.lru_cache(maxsize=16384)
 def clauses(sentence: str) -> list[str]:
     """The sentence's clauses; pieces of fewer than two content words stay joined."""
-    pieces = [p for p in _CLAUSE.split(sentence) if p and p.strip(" ,")]
+    pieces = [p for p in CLAUSE.split(sentence) if p and p.strip(" ,")]
     merged: list[str] = []
     for piece in pieces:
-        small = len(s.tokens(piece).words) < _MIN_CLAUSE_WORDS
-        if merged and (small or len(s.tokens(merged[-1]).words) < _MIN_CLAUSE_WORDS):
+        small = len(s.tokens(piece).words) < _MINCLAUSE_WORDS
+        if merged and (small or len(s.tokens(merged[-1]).words) < _MINCLAUSE_WORDS):
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(piece)
@@ -84,6 +84,9 @@ class Binding:
     number it gives in another unit: a changed value, not an added one."""
     coverage: float
     """Share of the clause's words in the sentence itself."""
+    swapped: bool = False
+    """A missing value whose number the sentence writes with another unit or currency
+    ("80 miles" against "80 km"): the number itself says which sentence is meant."""
 
 
 class Index:
@@ -193,13 +196,13 @@ class Index:
                 and not self._said_with(code, words, best, numbers=True)
             )
         missing_values = []
-        conflicting = False
+        conflicting = exchanged = False
         for value in values(clause):
             if any(value.within(v) for v in window_values):
                 continue
             if swapped(value, best.values):  # "250 g" against "250 mg", "€20" against "$20"
                 missing_values.append(value)
-                conflicting = True
+                conflicting = exchanged = True
                 continue
             if num.canonical(_plain(value.number)) in window_numbers:
                 # The number is there: only a measured unit or currency changed matters.
@@ -229,6 +232,7 @@ class Index:
             tuple(missing_values),
             conflicting,
             coverage,
+            exchanged,
         )
 
     def in_range(self, number: str) -> bool:

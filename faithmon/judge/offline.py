@@ -62,7 +62,7 @@ from .severity import rule_for
 from .support import Check, Evidence
 from .verify import MIN_QUOTE, verify
 
-NAME = "offline/v9"
+NAME = "offline/v10"
 
 
 # An over-reaching clause must otherwise be held by its sentence's window: at most
@@ -205,6 +205,7 @@ class OfflineJudge:
                                 schedules,
                                 threshold,
                                 reading.asked(s, question),
+                                question,
                             ),
                             text=s,
                         ),
@@ -237,6 +238,7 @@ class OfflineJudge:
         schedules: Sequence[hours.Schedule] = (),
         threshold: float | None = None,
         about: str = "",
+        question: str = "",
     ) -> Claim:
         rule = rule_for(sentence)
 
@@ -258,7 +260,7 @@ class OfflineJudge:
         if not t.says_something(needle):  # a fragment or markup: nothing can bear it out
             return claim("unsupported", "fragment")
         strictly = threshold == self.threshold  # answers to a question (strict.check)
-        finding = strict.check(sentence, index, about) if strictly else None
+        finding = strict.check(sentence, index, about, question) if strictly else None
         for number, chunk in enumerate(normalised):
             if t.holds_phrase(chunk, needle) and not (about and finding):
                 held = claim("supported", "verbatim", number, _quote(sentence, evidence, number))
@@ -365,7 +367,10 @@ class OfflineJudge:
                 continue
             words = frozenset(index.words(clause))
             opposite = c.best_clause(words, unit.text, b.clauses(unit.text))
-            if bound.missing_values and bound.conflicting and bound.coverage >= 0.5:
+            # A unit swap names its sentence by the number itself; another changed
+            # value needs half the clause's words there to be the same statement.
+            changed = bound.conflicting and bound.coverage >= 0.5
+            if bound.missing_values and (changed or (bound.swapped and not bound.missing_names)):
                 return _Bound("contradicted", "value", unit)
             held = len(words & frozenset(index.words(opposite))) / len(words) if words else 0.0
             if unit.chunk in plain and bound.words >= 3:

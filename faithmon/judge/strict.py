@@ -59,6 +59,11 @@ _REPLY = re.compile(
 # phrases of means or accompaniment.
 _RANGE = re.compile(r"(\d)\s+(?:and|or|to)\s+(\d)")
 _PHRASE = re.compile(r"[,;]\s|\s(?:and|or|as well as|plus|with|by|via)\s", re.I)
+# An enumeration's items are phrases this short; beside this many items the context
+# holds, one it has no word of is added.
+_ITEM_WORDS = 4
+_ITEM = re.compile(r"[,;]\s|\s(?:and|or)\s", re.I)
+_LISTED = 2
 # "Free of charge" says free, not charged.
 _FREE = re.compile(r"\b(?:free of charge|at no (?:extra )?charge|no charge)\b", re.I)
 # A record's "key": value pair; a clause that only sets a condition.
@@ -66,7 +71,7 @@ _RECORD = re.compile(r'"\w+":\s')
 _CONDITIONAL = re.compile(r"\s*(?:if|unless|whether|when|while|whereas)\b", re.IGNORECASE)
 
 
-def check(sentence: str, index: b.Index, about: str = "") -> Finding | None:
+def check(sentence: str, index: b.Index, about: str = "", question: str = "") -> Finding | None:
     """The first part of ``sentence`` its context does not bind; None if all are.
 
     ``about``: the question a short answer is read with (``reading.asked``): its names
@@ -77,7 +82,9 @@ def check(sentence: str, index: b.Index, about: str = "") -> Finding | None:
     finding = next(
         (f for v in values(claim) if (f := sub.unbound(v, subject, claim, index))), None
     ) or (
-        sub.swapped_code(claim, index) or sub.moved(claim, subject, sub.own(subject, index), index)
+        sub.swapped_code(claim, index)
+        or sub.moved(claim, subject, sub.own(subject, index), index)
+        or sub.shifted(claim, index, question)
     )
     if about:  # the rival must be said of what the question asks, not only its subject
         asked = frozenset(s.tokens(about).words)
@@ -159,18 +166,52 @@ def _antonym(words: frozenset[str], said: frozenset[str]) -> bool:
 
 
 def _added(claim: str, index: b.Index) -> str | None:
-    """A part of the claim that the context has no word of anywhere: a clause, or a
-    list item or phrase of means ("with gzip", "by express courier") of at least two
-    content words: an attribute or predicate added to what the chunks say."""
+    """A part of the claim that the context has no word of anywhere: a clause, a list
+    item or phrase of means ("with gzip", "by express courier") of at least two content
+    words, or an item of an enumeration whose other items the context holds ("free
+    Wi-Fi, a work desk, a minibar and blackout curtains"): an attribute or predicate
+    added to what the chunks say."""
     joined = _RANGE.sub(r"\1-\2", claim)  # "between 2 and 11" is one phrase
     clauses = b.clauses(joined)
-    phrases = [p.strip(" ,;") for p in _PHRASE.split(joined) if p and not _CONDITIONAL.match(p)]
+    items = _ITEM.split(joined)
+    phrases = [
+        p.strip(" ,;")
+        for p in dict.fromkeys([*_PHRASE.split(joined), *items])
+        if p and not _CONDITIONAL.match(p)
+    ]
     for part, least in (*((k, 1) for k in clauses), *((p, 2) for p in phrases)):
         if len(clauses) < 2 and least == 1:
             continue  # the whole claim: the support score judges it
         words = frozenset(s.tokens(part).words) - _INTENSIFIERS
         if len(words) >= least and not words & index.evidence.words:
             return part.strip(" ,")
+    return _unlisted(items, index)
+
+
+def _unlisted(phrases: Sequence[str], index: b.Index) -> str | None:
+    """An item of an enumeration (a run of short phrases: "free Wi-Fi, a work desk, a
+    minibar and blackout curtains") that the context has no word of, where it holds at
+    least two other items of the run whole, one of them before it. A run's first
+    phrase may be a turn of speech ("Optionally, ...", "..., followed by") or the
+    head the items hang on, not an item; the head's last words are its first item
+    ("takes household paint, garden waste, ..."): two content words of which the
+    context has neither are added too."""
+    run: list[tuple[str, frozenset[str]]] = []
+    head = ""
+    for phrase in [*(p.strip(" ,;") for p in phrases), ""]:
+        if phrase and len(phrase.split()) <= _ITEM_WORDS:
+            run.append((phrase, frozenset(s.tokens(phrase).words) - _INTENSIFIERS))
+            continue
+        held = [bool(words) and words <= index.evidence.words for _, words in run]
+        if sum(held) >= _LISTED:
+            for at, (item, words) in enumerate(run):
+                if words and not words & index.evidence.words and any(held[:at]):
+                    return item
+            last = " ".join(head.split()[-_ITEM_WORDS + 1 :])
+            ending = s.tokens(last).words[-2:]
+            if len(ending) == 2 and not set(ending) & index.evidence.words:
+                return last
+        run, head = [], phrase
     return None
 
 

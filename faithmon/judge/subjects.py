@@ -244,3 +244,82 @@ def other_state(words: frozenset[str], said: frozenset[str]) -> bool:
         if ours and not ours & said and (family & said) - words:
             return True
     return False
+
+
+def shifted(claim: str, index: b.Index, question: str) -> Finding | None:
+    """A value the claim's clause states where the context's clause that holds it
+    speaks of something else, and the clause that speaks of what the question asks
+    gives another value of the kind: "recycling is picked up every other Monday", asked
+    when recycling is collected, against "recycling is collected every other Friday and
+    general waste every Monday".
+
+    A lowercase subject ("recycling", "spring term", "approved expenses") binds its
+    value the way a name does, but only its clause says so. Each of the clause's words
+    that one clause of the context alone has votes for that clause (a clause with no
+    value of its own continues the one before it: "on weekends and public holidays");
+    the value is moved when a clause of its chunk that gives another value of its kind,
+    and not it, draws more votes than the clauses that give it, among them a word of
+    the question: what was asked is said there. Names are left to ``unbound``; a word
+    several clauses share (the verb, "plans") votes for none, and words that only go
+    with the kind of value ("costs ... per month") do not make the question's subject."""
+    asked = frozenset(s.tokens(question).words)
+    if not asked:
+        return None
+    pieces = _pieces(index)
+    for part in b.clauses(claim):
+        stated = [v for v in values(part) if v.unit is not None and not v.worded]
+        words = frozenset(s.tokens(part).words) - CALENDAR - index.names
+        for value in stated:
+            holding = [p for p in pieces if any(value.within(v) for v in p.values)]
+            chunk = [p for p in pieces if p.chunk in {h.chunk for h in holding}]
+            # A word votes for the one clause of the value's chunk that has it; clauses
+            # that give the same values in one sentence count together.
+            drawn: dict[tuple[int, tuple[Value, ...]], set[str]] = {}
+            for piece in chunk:
+                others = frozenset().union(*(o.words for o in chunk if o is not piece))
+                votes = drawn.setdefault((id(piece.unit), piece.values), set())
+                votes.update(words & piece.words - others)
+            mine = sum(len(drawn[id(p.unit), p.values]) for p in dict.fromkeys(holding))
+            for piece in chunk:
+                votes = drawn[id(piece.unit), piece.values]
+                if (
+                    len(votes) > mine
+                    and votes & asked
+                    and piece not in holding
+                    and any(
+                        v.unit == value.unit and not any(w.within(v) for w in stated)
+                        for v in piece.values
+                    )
+                ):
+                    return Finding("contradicted", "moved", piece.unit, part.strip(" ,"))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """One clause of a context sentence, with the values it gives or continues."""
+
+    chunk: int
+    unit: b.Unit
+    words: frozenset[str]
+    values: tuple[Value, ...]
+
+
+def _pieces(index: b.Index) -> list[_Piece]:
+    """Each sentence's clauses. A piece with no word and no value of its own is part of
+    the one before; one that gives values with a word at most ("and 10:00-18:00 on
+    weekends") says them of what the one before speaks of, so it has its words too."""
+    found: list[_Piece] = []
+    for unit in index.units:
+        carried: tuple[Value, ...] = ()
+        first = len(found)
+        for clause in b.CLAUSE.split(unit.text):
+            own = tuple(v for v in values(clause) if v.unit is not None and not v.worded)
+            words = frozenset(s.tokens(clause).words) - index.names - CALENDAR
+            if len(found) > first and not (own or words):
+                continue
+            if len(found) > first and own and len(words) <= 1:
+                words |= found[-1].words  # "... open 8-22 on weekdays and 10-18 on weekends"
+            carried = own or carried
+            found.append(_Piece(unit.chunk, unit, words, carried))
+    return found

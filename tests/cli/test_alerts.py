@@ -35,7 +35,7 @@ def alert_ids(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[li
         "records": 60,
         "recent_interval": [0.2805, 0.5078],
         "recovered": False,
-        "sentinel_status": {"judge": "offline/v9", "trusted": True},
+        "sentinel_status": {"judge": "offline/v10", "trusted": True},
         "last_at": at.isoformat(),
         "examples": [{"trace_id": "a" * 32, "unsupported_claims": ["It costs 40 euros."]}],
     }
@@ -78,7 +78,7 @@ def test_show_names_the_details_for_people(alert_ids: list[int]) -> None:
     shown = run("show", str(alert_ids[0]))
     assert "recent rate (95%): 28.1%–50.8%" in shown
     assert "recent rate back near the baseline: no" in shown
-    assert "judge's sentinel standing: judge=offline/v9, trusted=yes" in shown
+    assert "judge's sentinel standing: judge=offline/v10, trusted=yes" in shown
     assert re.search(r"last record: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", shown)
     assert "False" not in shown and "True" not in shown and "recent_interval" not in shown
     assert f"  trace {'a' * 32}: It costs 40 euros." in shown

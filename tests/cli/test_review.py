@@ -274,7 +274,7 @@ def test_a_threshold_outside_zero_to_one_is_never_stored(store: str) -> None:
 def test_a_new_judge_is_calibrated_on_rescored_traces_and_the_old_goes_stale(
     store: str,
 ) -> None:
-    """Reviewed under offline/v9, the traces scored again by another configuration: calibrate
+    """Reviewed under offline/v10, the traces scored again by another configuration: calibrate
     stores thresholds for both from the same labels; with the other as the current judge,
     the other's are listed stale."""
     from faithmon.judge import OfflineJudge

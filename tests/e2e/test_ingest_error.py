@@ -73,7 +73,7 @@ def start(env: dict[str, str], started: list[subprocess.Popen[str]]) -> str:
 
 def health(sessions: sessionmaker[Session], sink: ListSink) -> dict[str, tuple[str, str]]:
     """Each receiver's open ingest_error: (state, cause)."""
-    changed = check_health(sessions, "offline/v9", BOUNDS, [sink])
+    changed = check_health(sessions, "offline/v10", BOUNDS, [sink])
     return {
         a.segment["receiver"]: (a.state, str(a.details.get("cause")))
         for a in changed
@@ -139,7 +139,7 @@ def test_a_receiver_that_stops_saving_raises_ingest_error(
         receivers[1].wait(60)
         clean = next(s for s in statuses() if s.name.endswith(clean_url.rsplit(":", 1)[1]))
         assert clean.stopped_at is not None
-        changes = check_health(sessions, "offline/v9", replace_stale(BOUNDS))
+        changes = check_health(sessions, "offline/v10", replace_stale(BOUNDS))
         assert all(a.segment["receiver"] != clean.name for a in changes)
     finally:
         engine.dispose()

@@ -73,7 +73,7 @@ def test_a_silent_receiver_raises_ingest_error(sessions: sessionmaker[Session]) 
     old = ReceiverStatus("rx-1:4318", now - timedelta(hours=1), now - timedelta(minutes=5))
     with sessions.begin() as session:
         store_receivers.beat(session, old)
-    (fired,) = check_health(sessions, "offline/v9", BOUNDS)
+    (fired,) = check_health(sessions, "offline/v10", BOUNDS)
     assert (fired.rule, fired.segment, fired.state) == (
         "ingest_error",
         {"receiver": "rx-1:4318"},
@@ -82,7 +82,7 @@ def test_a_silent_receiver_raises_ingest_error(sessions: sessionmaker[Session]) 
     assert fired.details["cause"] == "silent"
     with sessions.begin() as session:
         store_receivers.beat(session, replace(old, started_at=now, beat_at=now))
-    (resolved,) = check_health(sessions, "offline/v9", BOUNDS)
+    (resolved,) = check_health(sessions, "offline/v10", BOUNDS)
     assert resolved.state == "resolved"
     with sessions() as session:
         assert store_alerts.open_alerts(session) == []

@@ -107,7 +107,7 @@ def test_clause_rules_can_be_switched_off() -> None:
     judge = OfflineJudge(clause_negation=2.0, clause_names=False, clause_overreach=False)
     chunks, _, unfaithful = CLAUSE_PAIRS[4]
     assert judge.judge("q", chunks, unfaithful).faithfulness == 1.0
-    assert judge.name.startswith("offline/v9 clause_negation=2")
+    assert judge.name.startswith("offline/v10 clause_negation=2")
 
 
 def test_acronym_binds_to_its_expansion() -> None:

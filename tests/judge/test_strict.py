@@ -104,20 +104,75 @@ def test_values_read_times_dates_units_and_skip_codes(
     assert [(pytest.approx(v.number), v.unit) for v in values(text)] == found
 
 
+LANES = [
+    "At Fenwick Leisure Centre, lap swimming runs from 6:00 to 9:00 and family swimming"
+    " runs from 14:00 to 17:00."
+]
+FINES = [
+    "Book loans at the Carrow library last 21 days. Library fines are due within 14 days"
+    " of the notice."
+]
+FLAT = ["The Studio flat comes with a washing machine, a dishwasher and a balcony."]
+SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out at 25 km/h."]
+
+
+@pytest.mark.parametrize(
+    ("question", "chunks", "answer", "verdict", "missing"),
+    [
+        # A value from the clause of another lowercase subject, in one sentence or two.
+        ("When is the pool open for lap swimming?", LANES,
+         "Lap swimming at Fenwick is from 14:00 to 17:00.", "contradicted", None),
+        ("When are library fines due?", FINES,
+         "Library fines are due within 21 days of the notice.", "contradicted", None),
+        # An item added to an enumeration whose other items the chunk lists, also first.
+        ("What does the Studio flat come with?", FLAT,
+         "The Studio flat has a washing machine, a dishwasher, a sauna and a balcony.",
+         "partial", "a sauna"),
+        ("What does the Studio flat come with?", FLAT,
+         "The Studio flat has a private garage, a washing machine, a dishwasher and a balcony.",
+         "partial", "a private garage"),
+        # The number the sentence gives, in another unit, however the rest is worded.
+        ("How far does the Trekka 5 go?", SCOOTER,
+         "On a single battery the Trekka 5 can travel roughly 45 miles.", "contradicted", None),
+        # Their faithful counterparts.
+        ("When is the pool open for lap swimming?", LANES,
+         "Lap swimming at Fenwick is from 6:00 to 9:00.", "supported", None),
+        ("When are library fines due?", FINES,
+         "Library fines are due within 14 days of the notice.", "supported", None),
+        ("What does the Studio flat come with?", FLAT,
+         "The Studio flat has a washing machine, a dishwasher and a balcony.", "supported", None),
+        ("How far does the Trekka 5 go?", SCOOTER,
+         "The Trekka 5 scooter reaches up to 45 km on one charge.", "supported", None),
+    ],
+)  # fmt: skip
+def test_a_value_item_or_unit_from_elsewhere_is_not_supported(
+    judge: OfflineJudge,
+    question: str,
+    chunks: list[str],
+    answer: str,
+    verdict: str,
+    missing: str | None,
+) -> None:
+    (claim,) = judge.judge(question, chunks, answer).claims
+
+    assert (claim.verdict, claim.missing) == (verdict, missing)
+    assert claim.quote is not None and claim.quote.rstrip(".") in chunks[0]
+
+
 # The floor per kind the offline judge keeps on the adversarial pairs (a pair counts
 # twice: the faithful answer must score 1.0, the unfaithful one below it). Measured
-# with offline/v9; a change that lowers one is a regression of that kind.
+# with offline/v10; a change that lowers one is a regression of that kind.
 FLOORS = {
-    "added_predicate": 0.80,
+    "added_predicate": 0.93,
     "currency_swap": 0.96,
     "entity_binding": 0.83,
     "exclusive_state": 0.90,
     "markup_fragment": 0.80,
-    "moved_time": 0.80,
-    "non_claim_trap": 0.86,
+    "moved_time": 0.93,
+    "non_claim_trap": 0.90,
     "number_change": 0.96,
     "polarity": 0.83,
-    "unit_swap": 0.86,
+    "unit_swap": 0.93,
 }
 
 
