@@ -273,6 +273,8 @@ def _whole_stem(word: str) -> str:
     """A suffix-stripping stem cut to seven letters ("reimbursable" ~ "reimbursed")."""
     if len(word) > 4:
         word = _SUFFIX.sub("", word, count=1)
+    elif len(word) == 4 and word.endswith("s") and word[2] not in "siu":
+        word = word[:3]  # "runs" ~ "run", but not "pass", "plus", "axis"
     return word[:7]
 
 

@@ -64,7 +64,11 @@ _UNITS: dict[str, tuple[str, float]] = {
     "kbps": ("rate", 1e3), "mbps": ("rate", 1e6), "gbps": ("rate", 1e9),
     "mah": ("charge", 0.001), "ah": ("charge", 1.0), "w": ("power", 1.0), "kw": ("power", 1e3),
     "kwh": ("energy", 1.0), "mwh": ("energy", 1e3), "mph": ("speed", 1.609), "kph": ("speed", 1.0),
+    "times": ("count", 1.0),
 }  # fmt: skip
+# How often, in words: "twice" is "2 times", so "three times in a row" differs from it.
+_OFTEN = re.compile(r"\b(twice|thrice)\b", re.IGNORECASE)
+_OFTEN_TIMES = {"twice": "2 times", "thrice": "3 times"}
 _NUMBER_WORDS = "|".join(sorted(num.WORD_VALUES, key=len, reverse=True))
 _VALUE = re.compile(
     rf"(?P<cur>[$€£¥₹]|[a-z]{{3}}§)?\s?(?:(?<![A-Za-z\d.,_])(?P<num>\d[\d,]*(?:\.\d+)?)"
@@ -76,7 +80,7 @@ _VALUE = re.compile(
 # Words after a number that are not its unit.
 _NOT_UNITS = s.GENERIC_WORDS | frozenset(
     """a an the of to in on at by for and or per from with as is are was were be up than
-    times time more less over under about around""".split()
+    time more less over under about around""".split()
 )
 
 
@@ -193,6 +197,7 @@ def values(text: str) -> tuple[Value, ...]:
     """The numbers of ``text`` with their normalised units and currencies."""
     for sign, spelled in _SIGNS:
         text = text.replace(sign, spelled)
+    text = _OFTEN.sub(lambda m: _OFTEN_TIMES[m.group(1).lower()], text)
     text = _IN_CODE.sub(lambda m: " " * len(m.group()), text)
     text = _CODE_FIRST.sub(
         lambda m: (

@@ -23,6 +23,9 @@ NON_CLAIMS = [
     "Please consult a doctor.",
     "Let me know if you have other questions.",
     "Sources: [1][2]",
+    "Sorry to hear that!",
+    "We apologise for the inconvenience.",
+    "That sounds really frustrating.",
 ]
 
 # Each pairs a fact with letters or phrases that once hid it.
@@ -38,6 +41,8 @@ FACTS = [
     "The warranty lasts 2 years; the price is not specified.",
     "Contact a technician to fit the 5 kW heater.",
     "Hi-fi speakers are 20% off.",
+    "Sorry for the delay, your refund of $40 was sent on 3 May.",
+    "I apologise for the confusion, but the store closes at 18:00.",
 ]
 
 

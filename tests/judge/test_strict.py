@@ -40,6 +40,10 @@ BINDING_ERRORS = [
      "contradicted"),
     (["On Rivline trains the doors close 30 seconds before departure."],
      "On Rivline trains the doors close 30 minutes before departure.", "contradicted"),
+    (["The nightly job automatically runs the database backup."],
+     "The nightly job doesn't run the database backup.", "contradicted"),
+    (["Retry the upload twice before you report the fault."],
+     "Retry the upload three times before you report the fault.", "contradicted"),
 ]  # fmt: skip
 
 
@@ -95,6 +99,8 @@ def test_a_faithful_answer_stays_supported(
         ("500 mcg", [(0.0005, "mass")]),
         ("CHF 180", [(180.0, "chf")]),
         ("30 minutes", [(1800.0, "time")]),
+        ("fails twice in a row", [(2.0, "count")]),
+        ("three times in a row", [(3.0, "count")]),
         ("Order A17", []),
     ],
 )
@@ -169,9 +175,9 @@ FLOORS = {
     "exclusive_state": 0.90,
     "markup_fragment": 0.80,
     "moved_time": 0.93,
-    "non_claim_trap": 0.90,
+    "non_claim_trap": 0.93,
     "number_change": 0.96,
-    "polarity": 0.83,
+    "polarity": 0.86,
     "unit_swap": 0.93,
 }
 
