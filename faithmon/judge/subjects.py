@@ -271,27 +271,48 @@ def shifted(claim: str, index: b.Index, question: str) -> Finding | None:
         words = frozenset(s.tokens(part).words) - CALENDAR - index.names
         for value in stated:
             holding = [p for p in pieces if any(value.within(v) for v in p.values)]
-            chunk = [p for p in pieces if p.chunk in {h.chunk for h in holding}]
-            # A word votes for the one clause of the value's chunk that has it; clauses
-            # that give the same values in one sentence count together.
-            drawn: dict[tuple[int, tuple[Value, ...]], set[str]] = {}
-            for piece in chunk:
-                others = frozenset().union(*(o.words for o in chunk if o is not piece))
-                votes = drawn.setdefault((id(piece.unit), piece.values), set())
-                votes.update(words & piece.words - others)
-            mine = sum(len(drawn[id(p.unit), p.values]) for p in dict.fromkeys(holding))
-            for piece in chunk:
-                votes = drawn[id(piece.unit), piece.values]
-                if (
-                    len(votes) > mine
-                    and votes & asked
-                    and piece not in holding
-                    and any(
-                        v.unit == value.unit and not any(w.within(v) for w in stated)
-                        for v in piece.values
-                    )
-                ):
-                    return Finding("contradicted", "moved", piece.unit, part.strip(" ,"))
+            chunks = {h.chunk for h in holding}
+            # First among the clauses of the value's chunk, then among every clause that
+            # gives a value of its kind ("student accounts ... 1,000 EUR" in a chunk of
+            # its own beside "current accounts ... 2,500 EUR").
+            for field in (
+                [p for p in pieces if p.chunk in chunks],
+                [p for p in pieces if any(v.unit == value.unit for v in p.values)],
+            ):
+                rival = _outvoted(words & asked, words, field, holding, value, stated)
+                if rival is not None:
+                    return Finding("contradicted", "moved", rival.unit, part.strip(" ,"))
+    return None
+
+
+def _outvoted(
+    asked: frozenset[str],
+    words: frozenset[str],
+    field: list[_Piece],
+    holding: list[_Piece],
+    value: Value,
+    stated: list[Value],
+) -> _Piece | None:
+    """The clause of ``field`` that gives another value of ``value``'s kind and draws
+    more of ``words`` than the clauses that give ``value``, one of ``asked`` among them.
+    A word votes for the one clause of ``field`` that has it; clauses that give the
+    same values in one sentence count together."""
+    drawn: dict[tuple[int, tuple[Value, ...]], set[str]] = {}
+    for piece in field:
+        others = frozenset().union(*(o.words for o in field if o is not piece))
+        drawn.setdefault((id(piece.unit), piece.values), set()).update(words & piece.words - others)
+    mine = sum(len(drawn.get((id(p.unit), p.values), ())) for p in dict.fromkeys(holding))
+    for piece in field:
+        votes = drawn[id(piece.unit), piece.values]
+        if (
+            len(votes) > mine
+            and votes & asked
+            and piece not in holding
+            and any(
+                v.unit == value.unit and not any(w.within(v) for w in stated) for v in piece.values
+            )
+        ):
+            return piece
     return None
 
 

@@ -119,17 +119,25 @@ FINES = [
     " of the notice."
 ]
 FLAT = ["The Studio flat comes with a washing machine, a dishwasher and a balcony."]
+OVERDRAFTS = [
+    "Harlow Bank current accounts offer an arranged overdraft of up to 3,000 GBP.",
+    "Harlow Bank student accounts offer an arranged overdraft of up to 500 GBP.",
+]
 SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out at 25 km/h."]
 
 
 @pytest.mark.parametrize(
     ("question", "chunks", "answer", "verdict", "missing"),
     [
-        # A value from the clause of another lowercase subject, in one sentence or two.
+        # A value from the clause of another lowercase subject: in one sentence, in two,
+        # in another chunk.
         ("When is the pool open for lap swimming?", LANES,
          "Lap swimming at Fenwick is from 14:00 to 17:00.", "contradicted", None),
         ("When are library fines due?", FINES,
          "Library fines are due within 21 days of the notice.", "contradicted", None),
+        ("How much can I overdraw on a student account?", OVERDRAFTS,
+         "A Harlow student account has an arranged overdraft of up to 3,000 GBP.",
+         "contradicted", None),
         # An item added to an enumeration whose other items the chunk lists, also first.
         ("What does the Studio flat come with?", FLAT,
          "The Studio flat has a washing machine, a dishwasher, a sauna and a balcony.",
@@ -145,6 +153,9 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
          "Lap swimming at Fenwick is from 6:00 to 9:00.", "supported", None),
         ("When are library fines due?", FINES,
          "Library fines are due within 14 days of the notice.", "supported", None),
+        ("How much can I overdraw on a student account?", OVERDRAFTS,
+         "A Harlow student account has an arranged overdraft of up to 500 GBP.",
+         "supported", None),
         ("What does the Studio flat come with?", FLAT,
          "The Studio flat has a washing machine, a dishwasher and a balcony.", "supported", None),
         ("How far does the Trekka 5 go?", SCOOTER,
@@ -162,7 +173,8 @@ def test_a_value_item_or_unit_from_elsewhere_is_not_supported(
     (claim,) = judge.judge(question, chunks, answer).claims
 
     assert (claim.verdict, claim.missing) == (verdict, missing)
-    assert claim.quote is not None and claim.quote.rstrip(".") in chunks[0]
+    assert claim.quote is not None
+    assert any(claim.quote.rstrip(".") in chunk for chunk in chunks)
 
 
 # The floor per kind the offline judge keeps on the adversarial pairs (a pair counts
@@ -171,7 +183,7 @@ def test_a_value_item_or_unit_from_elsewhere_is_not_supported(
 FLOORS = {
     "added_predicate": 0.93,
     "currency_swap": 0.96,
-    "entity_binding": 0.83,
+    "entity_binding": 0.86,
     "exclusive_state": 0.90,
     "markup_fragment": 0.80,
     "moved_time": 0.93,
