@@ -50,7 +50,7 @@ IDIOMS = re.compile(r"\b(?:no|not) (?:later|more|less|fewer|sooner|earlier) than
 
 # Words between a negation and what it negates: "is not yet", "does not always".
 _LINKS = frozenset(
-    "be is are was were been being do does did have has had will would can could should "
+    "be am is are was were been being do does did have has had will would can could should "
     "may might must shall a an the to yet any".split()
 )
 

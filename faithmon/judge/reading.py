@@ -36,6 +36,13 @@ _ASKING = re.compile(
     re.IGNORECASE,
 )
 _BARE = re.compile(r"\s*(yes|no)\b[\s.!]*", re.IGNORECASE)
+# A yes/no question whose subject is a pronoun: its verb moves after it.
+_PRONOUN_ASKING = re.compile(
+    r"^(am|is|are|was|were|do|does|did|can|could|will|would|should|shall|may|might|must)"
+    r"\s+(i|you|we|they|it|he|she)\b",
+    re.IGNORECASE,
+)
+_DO = frozenset({"do", "does", "did"})
 
 
 def unmarked(text: str) -> str:
@@ -120,5 +127,11 @@ def asked(sentence: str, question: str) -> str:
 
 def _asked(question: str) -> str:
     """The question's statement: "Is checked baggage included?" → "checked baggage
-    included"."""
-    return _ASKING.sub("", unmarked(question).strip().rstrip("?").strip()) or question
+    included"; with a pronoun its verb stays, so what it grants or denies is read:
+    "Can I bring my dog?" → "I can bring my dog", "Do I need a visa?" → "I need a visa"."""
+    asked = unmarked(question).strip().rstrip("?").strip()
+    asked = _PRONOUN_ASKING.sub(
+        lambda m: m.group(2) if m.group(1).lower() in _DO else f"{m.group(2)} {m.group(1).lower()}",
+        asked,
+    )
+    return _ASKING.sub("", asked) or question

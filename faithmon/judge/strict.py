@@ -111,8 +111,22 @@ def check(sentence: str, index: b.Index, about: str = "", question: str = "") ->
         unit = index.bind(clause).unit
         if unit is None:
             continue
-        opposite = c.best_clause(words, unit.text, b.clauses(unit.text))
-        held = len(words & frozenset(s.tokens(opposite).words)) / len(words)
+        there = b.clauses(unit.text)
+
+        def held_in(piece: str, words: frozenset[str] = words, clause: str = clause) -> float:
+            """The share of the clause's words the piece says, or of its predicates
+            ("allowed" for "permitted"), whichever is more."""
+            mine, theirs = _polarity(clause), _polarity(piece)
+            predicates = mine[0] | mine[1]
+            shared = (
+                len(predicates & (theirs[0] | theirs[1])) / len(predicates) if predicates else 0
+            )
+            return max(len(words & frozenset(s.tokens(piece).words)) / len(words), shared)
+
+        opposite = c.best_clause(words, unit.text, there)
+        if held_in(opposite) < HELD:  # the clause naming the subject may not be the one
+            opposite = max(there, key=held_in)  # "X is a non-smoking property; smoking is not ..."
+        held = held_in(opposite)
         if held < HELD or _RECORD.search(unit.text) or _CONDITIONAL.match(clause):
             continue  # records.conflict judges a record; a condition asserts nothing
         shares = bool(subject & sub.terms(unit))
@@ -252,6 +266,8 @@ def _polarity(text: str) -> tuple[frozenset[str], frozenset[str]]:
                 else:
                     break
         for at, word in enumerate(words):
+            if word in _MODALS and at not in bears and words[at + 1 : at + 2] != ["not"]:
+                asserted.add(_ALLOWED)  # "you can smoke" says smoking is allowed
             if word in t.STOPWORDS or word in _NEGATORS:
                 continue
             stem = _predicate(word)
@@ -308,6 +324,9 @@ _DENYING = {
     )
     for w in words.split()
 }
+# "Can" and "may" grant what follows them: the claim says it is allowed.
+_MODALS = frozenset({"can", "may"})
+_ALLOWED = _whole_stem("allowed")
 _SAME_MEANING = {
     _whole_stem(w): _whole_stem(head)
     for head, words in (

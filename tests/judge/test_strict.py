@@ -185,7 +185,7 @@ FLOORS = {
     "currency_swap": 0.96,
     "entity_binding": 0.86,
     "exclusive_state": 0.90,
-    "markup_fragment": 0.80,
+    "markup_fragment": 0.86,
     "moved_time": 0.93,
     "non_claim_trap": 0.93,
     "number_change": 0.96,
@@ -247,6 +247,29 @@ def test_a_bare_no_the_context_does_not_deny_is_unsupported(judge: OfflineJudge)
 
     assert [c.verdict for c in judgement.claims] == ["unsupported"]
     assert (judgement.claims[0].confidence or 0) < 0.8
+
+
+FERRY = ["Bicycles are not permitted on the Lakeshore ferry. Prams and wheelchairs are welcome."]
+
+
+@pytest.mark.parametrize(
+    ("answer", "verdict", "score"),
+    [
+        ("Yes.", "contradicted", 0.0),
+        ("Yes, you can take your bicycle on the Lakeshore ferry.", "contradicted", 0.0),
+        ("No.", "supported", 1.0),
+        ("No, bicycles are not allowed on the Lakeshore ferry.", "supported", 1.0),
+    ],
+)
+def test_what_the_context_forbids_is_not_granted(
+    judge: OfflineJudge, answer: str, verdict: str, score: float
+) -> None:
+    """ "Can I ...?" answered "yes" (or "you can ...") says it is allowed: contradicted
+    where the sentence says "not permitted", whichever word of permission each uses."""
+    judgement = judge.judge("Can I take my bicycle on the Lakeshore ferry?", FERRY, answer)
+
+    assert [c.verdict for c in judgement.claims] == [verdict]
+    assert judgement.faithfulness == score
 
 
 def test_the_cascade_swallows_no_unfaithful_adversarial_answer(judge: OfflineJudge) -> None:
