@@ -139,7 +139,10 @@ def check(sentence: str, index: b.Index, about: str = "", question: str = "") ->
         ):
             return Finding("contradicted", "polarity", unit, clause.strip(" ,"))
         said = frozenset(s.tokens(_FREE.sub("free", unit.text)).words)
-        if shares and (_antonym(words, said) or sub.other_state(words, said)):
+        held_states = sub.states(opposite if len(there) > 1 else unit.text)
+        if shares and (
+            _antonym(words, said) or sub.other_state(words | sub.states(clause), said | held_states)
+        ):
             return Finding("contradicted", "state", unit, clause.strip(" ,"))
     return None
 

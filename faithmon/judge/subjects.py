@@ -237,6 +237,15 @@ def moved(
     return Finding("unsupported", "entity", next(u for u in rivals if shifted[0] in u.words), claim)
 
 
+def states(text: str) -> frozenset[str]:
+    """The state words of ``text``, those the content words leave out included ("under
+    review", "on its way")."""
+    return frozenset(s.stem(w) for w in _LETTERS.findall(text.lower())) & _STATE_WORDS
+
+
+_LETTERS = re.compile(r"[a-z]+")
+
+
 def other_state(words: frozenset[str], said: frozenset[str]) -> bool:
     """``words`` give a state that ``said`` replaces with another of its kind."""
     for family in STATES:
