@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..model import Verdict
@@ -270,28 +271,51 @@ def shifted(claim: str, index: b.Index, question: str) -> Finding | None:
     and not it, draws more votes than the clauses that give it, among them a word of
     the question: what was asked is said there. Names are left to ``unbound``; a word
     several clauses share (the verb, "plans") votes for none, and words that only go
-    with the kind of value ("costs ... per month") do not make the question's subject."""
+    with the kind of value ("costs ... per month") do not make the question's subject.
+    A code is read the same way ("RMA-301 for the blender and RMA-318 for the
+    toaster"), against codes of its family."""
     asked = frozenset(s.tokens(question).words)
     if not asked:
         return None
     pieces = _pieces(index)
     for part in b.clauses(claim):
         stated = [v for v in values(part) if v.unit is not None and not v.worded]
+        codes = identifiers(part) & index.identifiers
         words = frozenset(s.tokens(part).words) - CALENDAR - index.names
-        for value in stated:
-            holding = [p for p in pieces if any(value.within(v) for v in p.values)]
+        marks: list[tuple[list[_Piece], Callable[[_Piece], bool]]] = [
+            (
+                [p for p in pieces if any(value.within(v) for v in p.values)],
+                functools.partial(_other_value, tuple(stated), value),
+            )
+            for value in stated
+        ]
+        marks += [  # "RMA-301 for the blender and RMA-318 for the toaster"
+            ([p for p in pieces if code in p.codes], functools.partial(_other_code, codes, code))
+            for code in codes
+        ]
+        for holding, other in marks:
             chunks = {h.chunk for h in holding}
             # First among the clauses of the value's chunk, then among every clause that
             # gives a value of its kind ("student accounts ... 1,000 EUR" in a chunk of
             # its own beside "current accounts ... 2,500 EUR").
             for field in (
                 [p for p in pieces if p.chunk in chunks],
-                [p for p in pieces if any(v.unit == value.unit for v in p.values)],
+                [p for p in pieces if p in holding or other(p)],
             ):
-                rival = _outvoted(words & asked, words, field, holding, value, stated)
+                rival = _outvoted(words & asked, words, field, holding, other)
                 if rival is not None:
                     return Finding("contradicted", "moved", rival.unit, part.strip(" ,"))
     return None
+
+
+def _other_value(stated: tuple[Value, ...], value: Value, piece: _Piece) -> bool:
+    """The piece gives a value of ``value``'s kind that the claim does not state."""
+    return any(v.unit == value.unit and not any(w.within(v) for w in stated) for v in piece.values)
+
+
+def _other_code(codes: frozenset[str], code: str, piece: _Piece) -> bool:
+    """The piece names a code of ``code``'s family that the claim does not name."""
+    return any(_family(o) == _family(code) for o in piece.codes - codes)
 
 
 def _outvoted(
@@ -299,57 +323,58 @@ def _outvoted(
     words: frozenset[str],
     field: list[_Piece],
     holding: list[_Piece],
-    value: Value,
-    stated: list[Value],
+    other: Callable[[_Piece], bool],
 ) -> _Piece | None:
-    """The clause of ``field`` that gives another value of ``value``'s kind and draws
-    more of ``words`` than the clauses that give ``value``, one of ``asked`` among them.
-    A word votes for the one clause of ``field`` that has it; clauses that give the
-    same values in one sentence count together."""
-    drawn: dict[tuple[int, tuple[Value, ...]], set[str]] = {}
+    """The clause of ``field`` that gives another value or code of the kind (``other``)
+    and draws more of ``words`` than the clauses that give the claim's (``holding``),
+    one of ``asked`` among them. A word votes for the one clause of ``field`` that has
+    it; clauses that give the same values in one sentence count together."""
+    drawn: dict[tuple[int, tuple[Value, ...], frozenset[str]], set[str]] = {}
     for piece in field:
         others = frozenset().union(*(o.words for o in field if o is not piece))
-        drawn.setdefault((id(piece.unit), piece.values), set()).update(words & piece.words - others)
-    mine = sum(len(drawn.get((id(p.unit), p.values), ())) for p in dict.fromkeys(holding))
+        drawn.setdefault(piece.said, set()).update(words & piece.words - others)
+    mine = sum(len(drawn.get(p.said, ())) for p in dict.fromkeys(holding))
     for piece in field:
-        votes = drawn[id(piece.unit), piece.values]
-        if (
-            len(votes) > mine
-            and votes & asked
-            and piece not in holding
-            and any(
-                v.unit == value.unit and not any(w.within(v) for w in stated) for v in piece.values
-            )
-        ):
+        votes = drawn[piece.said]
+        if len(votes) > mine and votes & asked and piece not in holding and other(piece):
             return piece
     return None
 
 
 @dataclass(frozen=True, slots=True)
 class _Piece:
-    """One clause of a context sentence, with the values it gives or continues."""
+    """One clause of a context sentence, with the values it gives or continues and the
+    codes it names."""
 
     chunk: int
     unit: b.Unit
     words: frozenset[str]
     values: tuple[Value, ...]
+    codes: frozenset[str]
+
+    @property
+    def said(self) -> tuple[int, tuple[Value, ...], frozenset[str]]:
+        """What the piece gives in its sentence: pieces giving the same count together."""
+        return (id(self.unit), self.values, self.codes)
 
 
 def _pieces(index: b.Index) -> list[_Piece]:
-    """Each sentence's clauses. A piece with no word and no value of its own is part of
-    the one before; one that gives values with a word at most ("and 10:00-18:00 on
-    weekends") says them of what the one before speaks of, so it has its words too."""
+    """Each sentence's clauses. A piece with no word, value or code of its own is part
+    of the one before; one that gives values or codes with a word at most ("and
+    10:00-18:00 on weekends", "and RMA-318 for the toaster") says them of what the one
+    before speaks of, so it has its words too."""
     found: list[_Piece] = []
     for unit in index.units:
         carried: tuple[Value, ...] = ()
         first = len(found)
         for clause in b.CLAUSE.split(unit.text):
             own = tuple(v for v in values(clause) if v.unit is not None and not v.worded)
+            codes = identifiers(clause)
             words = frozenset(s.tokens(clause).words) - index.names - CALENDAR
-            if len(found) > first and not (own or words):
+            if len(found) > first and not (own or codes or words):
                 continue
-            if len(found) > first and own and len(words) <= 1:
+            if len(found) > first and (own or codes) and len(words) <= 1:
                 words |= found[-1].words  # "... open 8-22 on weekdays and 10-18 on weekends"
             carried = own or carried
-            found.append(_Piece(unit.chunk, unit, words, carried))
+            found.append(_Piece(unit.chunk, unit, words, carried, codes))
     return found

@@ -129,6 +129,7 @@ OVERDRAFTS = [
     "Harlow Bank current accounts offer an arranged overdraft of up to 3,000 GBP.",
     "Harlow Bank student accounts offer an arranged overdraft of up to 500 GBP.",
 ]
+VOUCHERS = ["Spring sale: use voucher code SAVE-10 for shoes and SAVE-25 for coats."]
 SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out at 25 km/h."]
 
 
@@ -144,6 +145,9 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
         ("How much can I overdraw on a student account?", OVERDRAFTS,
          "A Harlow student account has an arranged overdraft of up to 3,000 GBP.",
          "contradicted", None),
+        # A code of another thing named in the same sentence.
+        ("Which voucher code do I use for coats?", VOUCHERS,
+         "For coats, use voucher code SAVE-10.", "contradicted", None),
         # An item added to an enumeration whose other items the chunk lists, also first.
         ("What does the Studio flat come with?", FLAT,
          "The Studio flat has a washing machine, a dishwasher, a sauna and a balcony.",
@@ -166,6 +170,8 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
          "The Studio flat has a washing machine, a dishwasher and a balcony.", "supported", None),
         ("How far does the Trekka 5 go?", SCOOTER,
          "The Trekka 5 scooter reaches up to 45 km on one charge.", "supported", None),
+        ("Which voucher code do I use for coats?", VOUCHERS,
+         "For coats, use voucher code SAVE-25.", "supported", None),
     ],
 )  # fmt: skip
 def test_a_value_item_or_unit_from_elsewhere_is_not_supported(
@@ -189,7 +195,7 @@ def test_a_value_item_or_unit_from_elsewhere_is_not_supported(
 FLOORS = {
     "added_predicate": 0.93,
     "currency_swap": 0.96,
-    "entity_binding": 0.86,
+    "entity_binding": 0.90,
     "exclusive_state": 0.96,
     "markup_fragment": 0.86,
     "moved_time": 0.93,
