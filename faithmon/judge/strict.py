@@ -103,6 +103,9 @@ def check(sentence: str, index: b.Index, about: str = "", question: str = "") ->
     added = _added(claim, index)
     if added is not None:
         return Finding("unsupported", "added", None, added)
+    denied = _denied_item(_ITEM.split(_RANGE.sub(r"\1-\2", claim)), index)
+    if denied is not None:
+        return Finding("contradicted", "polarity", denied[1], denied[0])
     parts = b.clauses(claim)
     for clause in parts:
         words = frozenset(s.tokens(clause).words) - _INTENSIFIERS
@@ -230,6 +233,38 @@ def _unlisted(phrases: Sequence[str], index: b.Index) -> str | None:
                 return last
         run, head = [], phrase
     return None
+
+
+def _denied_item(phrases: Sequence[str], index: b.Index) -> tuple[str, b.Unit] | None:
+    """An item of an enumeration the claim asserts that the context says only under a
+    negation: "fine for swimming, snorkelling and scuba diving" against "It is not
+    suitable for scuba diving." Every sentence holding the item's words must deny them,
+    so an item the context allows somewhere (for something else, maybe) is left alone."""
+    items = [p.strip(" ,;") for p in phrases]
+    short = [p for p in items if p and len(p.split()) <= _ITEM_WORDS]
+    if len(short) < _LISTED or any(_polarity(p)[1] for p in items):
+        return None
+    for item in short:
+        words = frozenset(s.tokens(item).words)
+        holders = [u for u in index.units if words and words <= u.words]
+        if holders and all(words <= _denied_words(u.text) for u in holders):
+            return item, holders[0]
+    return None
+
+
+def _denied_words(sentence: str) -> frozenset[str]:
+    """The content words a negation covers after it in its stretch, the first few ("not
+    suitable for scuba diving" covers all three)."""
+    found: set[str] = set()
+    for stretch in _STRETCH.split(t.normalise(sentence).replace("n't", " not")):
+        at = _NEGATION.search(stretch)
+        if at is not None:
+            found.update(s.tokens(stretch[at.end() :]).words[:_DENIED_WORDS])
+    return frozenset(found)
+
+
+_NEGATION = re.compile(r"\b(?:not|never|cannot|no longer)\b")
+_DENIED_WORDS = 4
 
 
 def _flipped(clause: str, sentence: str, subject: frozenset[str]) -> bool:

@@ -130,6 +130,9 @@ OVERDRAFTS = [
     "Harlow Bank student accounts offer an arranged overdraft of up to 500 GBP.",
 ]
 VOUCHERS = ["Spring sale: use voucher code SAVE-10 for shoes and SAVE-25 for coats."]
+HUT = [
+    "The Fenmoor hut sleeps 12 and has bunk beds and a wood stove. It does not have running water."
+]
 SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out at 25 km/h."]
 
 
@@ -155,6 +158,10 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
         ("What does the Studio flat come with?", FLAT,
          "The Studio flat has a private garage, a washing machine, a dishwasher and a balcony.",
          "partial", "a private garage"),
+        # An item the context states only under a negation.
+        ("What facilities does the Fenmoor hut have?", HUT,
+         "The Fenmoor hut has bunk beds, a wood stove and running water.", "contradicted",
+         None),
         # The number the sentence gives, in another unit, however the rest is worded.
         ("How far does the Trekka 5 go?", SCOOTER,
          "On a single battery the Trekka 5 can travel roughly 45 miles.", "contradicted", None),
@@ -172,6 +179,9 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
          "The Trekka 5 scooter reaches up to 45 km on one charge.", "supported", None),
         ("Which voucher code do I use for coats?", VOUCHERS,
          "For coats, use voucher code SAVE-25.", "supported", None),
+        ("What facilities does the Fenmoor hut have?", HUT,
+         "The Fenmoor hut has bunk beds and a wood stove, but no running water.", "supported",
+         None),
     ],
 )  # fmt: skip
 def test_a_value_item_or_unit_from_elsewhere_is_not_supported(
@@ -201,7 +211,7 @@ FLOORS = {
     "moved_time": 0.93,
     "non_claim_trap": 0.93,
     "number_change": 0.96,
-    "polarity": 0.86,
+    "polarity": 0.90,
     "unit_swap": 0.93,
 }
 
