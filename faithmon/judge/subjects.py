@@ -175,20 +175,29 @@ def _rebound(value: Value, subject: frozenset[str], claim: str, index: b.Index) 
 
 
 def asked_otherwise(value: Value, asked: frozenset[str], index: b.Index) -> b.Unit | None:
-    """A sentence with every word of the question that gives another value of the kind
-    ``value`` is, where no such sentence gives ``value``: "$35" to "How much is the
-    Lumo desk lamp?" against "The Lumo desk lamp costs $30"."""
-    if not asked or value.unit is None:
+    """A sentence about what the question asks that gives another value of the kind
+    ``value`` is, where none of them gives ``value``: "$35" to "How much is the Lumo
+    desk lamp?" against "The Lumo desk lamp costs $30"."""
+    if value.unit is None:
         return None
-    rival = None
-    for unit in index.units:
-        if not asked <= unit.words:
-            continue
-        if any(value.within(v) for v in unit.values):
-            return None
-        if rival is None and any(v.unit == value.unit and not value.within(v) for v in unit.values):
-            rival = unit
-    return rival
+    about = asked_about(asked, index)
+    if any(value.within(v) for u in about for v in u.values):
+        return None
+    return next(
+        (u for u in about if any(v.unit == value.unit and not value.within(v) for v in u.values)),
+        None,
+    )
+
+
+def asked_about(asked: frozenset[str], index: b.Index) -> list[b.Unit]:
+    """The sentences that hold the most of the question's words, at least two thirds."""
+    if not asked:
+        return []
+    held = [(len(asked & terms(u)), u) for u in index.units]
+    most = max((n for n, _ in held), default=0)
+    if most * 3 < len(asked) * 2:
+        return []
+    return [u for n, u in held if n == most]
 
 
 def swapped_code(claim: str, index: b.Index) -> Finding | None:
