@@ -214,7 +214,7 @@ _CONDITION = re.compile(
     r"\b(?:only (?:if|when|for|after|within)|unless|except(?: for)?|provided that|"
     r"as long as|on condition that|for (?:orders|purchases|items|customers|members|accounts|"
     r"users|subscribers) (?:over|above|under|below|of|with|from|in)|if you (?:are|have|hold))"
-    r"\b(?:[^,.;:]|(?<=\d)[.:](?=\d)){2,80}",
+    r"\b(?:[^,.;:]|(?<=\d)[.:](?=\d)|(?<=\d),(?=\d{3})){2,80}",
     re.IGNORECASE,
 )
 

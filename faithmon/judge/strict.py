@@ -141,10 +141,12 @@ def check(sentence: str, index: b.Index, about: str = "", question: str = "") ->
             clause, unit.text, subject | frozenset(around)
         ):
             return Finding("contradicted", "polarity", unit, clause.strip(" ,"))
-        said = frozenset(s.tokens(_FREE.sub("free", unit.text)).words)
-        held_states = sub.states(opposite if len(there) > 1 else unit.text)
+        said = frozenset(s.tokens(_FREE.sub("free", unit.text)).words) | sub.states(
+            unit.text, again=True
+        )
+        states = said | sub.states(opposite)  # "under review", "on its way"
         if shares and (
-            _antonym(words, said) or sub.other_state(words | sub.states(clause), said | held_states)
+            _antonym(words, said) or sub.other_state(words | sub.states(clause), states)
         ):
             return Finding("contradicted", "state", unit, clause.strip(" ,"))
     return None

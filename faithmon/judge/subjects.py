@@ -181,7 +181,14 @@ def asked_otherwise(value: Value, asked: frozenset[str], index: b.Index) -> b.Un
     if value.unit is None:
         return None
     about = asked_about(asked, index)
-    if any(value.within(v) for u in about for v in u.values):
+    # Where the sentences hold only most of the question, their chunk may say the rest:
+    # "15 days at 60%" in the chunk of "25 days of annual leave".
+    whole = all(asked <= terms(u) for u in about)
+    if any(
+        value.within(v)
+        for u in about
+        for v in (u.values if whole else index.chunk_values.get(u.chunk, []))
+    ):
         return None
     return next(
         (u for u in about if any(v.unit == value.unit and not value.within(v) for v in u.values)),
@@ -247,10 +254,17 @@ def moved(
     return Finding("unsupported", "entity", next(u for u in rivals if shifted[0] in u.words), claim)
 
 
-def states(text: str) -> frozenset[str]:
+def states(text: str, again: bool = False) -> frozenset[str]:
     """The state words of ``text``, those the content words leave out included ("under
-    review", "on its way")."""
-    return frozenset(s.stem(w) for w in _LETTERS.findall(text.lower())) & _STATE_WORDS
+    review", "on its way"); with ``again``, only those made again ("reopen" says open)."""
+    found = set()
+    for word in _LETTERS.findall(text.lower()):
+        stem = s.stem(word)
+        if stem not in _STATE_WORDS and word.startswith("re"):
+            found.add(s.stem(word[2:]))
+        elif not again:
+            found.add(stem)
+    return frozenset(found) & _STATE_WORDS
 
 
 _LETTERS = re.compile(r"[a-z]+")
@@ -302,6 +316,13 @@ def shifted(claim: str, index: b.Index, question: str) -> Finding | None:
             ([p for p in pieces if code in p.codes], functools.partial(_other_code, codes, code))
             for code in codes
         ]
+        # A clause that gives another value or code the claim states is the source of
+        # that one: "Don't exceed 1,200 mg, taken as one tablet every 8 hours".
+        stating = [
+            p
+            for p in pieces
+            if p.codes & codes or any(w.within(v) for w in stated for v in p.values)
+        ]
         for holding, other in marks:
             chunks = {h.chunk for h in holding}
             # First among the clauses of the value's chunk, then among every clause that
@@ -309,9 +330,9 @@ def shifted(claim: str, index: b.Index, question: str) -> Finding | None:
             # its own beside "current accounts ... 2,500 EUR").
             for field in (
                 [p for p in pieces if p.chunk in chunks],
-                [p for p in pieces if p in holding or other(p)],
+                [p for p in pieces if p in holding or p in stating or other(p)],
             ):
-                rival = _outvoted(words & asked, words, field, holding, other)
+                rival = _outvoted(words & asked, words, field, holding, other, stating)
                 if rival is not None:
                     return Finding("contradicted", "moved", rival.unit, part.strip(" ,"))
     return None
@@ -333,6 +354,7 @@ def _outvoted(
     field: list[_Piece],
     holding: list[_Piece],
     other: Callable[[_Piece], bool],
+    stating: list[_Piece],
 ) -> _Piece | None:
     """The clause of ``field`` that gives another value or code of the kind (``other``)
     and draws more of ``words`` than the clauses that give the claim's (``holding``),
@@ -345,7 +367,13 @@ def _outvoted(
     mine = sum(len(drawn.get(p.said, ())) for p in dict.fromkeys(holding))
     for piece in field:
         votes = drawn[piece.said]
-        if len(votes) > mine and votes & asked and piece not in holding and other(piece):
+        if (
+            len(votes) > mine
+            and votes & asked
+            and piece not in holding
+            and piece not in stating
+            and other(piece)
+        ):
             return piece
     return None
 

@@ -10,6 +10,8 @@ _SPACE = re.compile(r"\s+")
 # A sentence ends at . ! ? followed by space and an upper-case letter, digit, quote or
 # a scrubbed value ("<PERSON_...>"); "3.5", "e.g. the" and "v2.1" stay whole.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[<])")
+# A title's stop ends no sentence: "taught by Dr. Imani Okafor".
+_TITLE_END = re.compile(r"\b(?:Dr|Mr|Ms|Mrs|St|Prof|Jr|Sr|No|Nr|vs|Fig|approx|e\.g|i\.e)\.$")
 _LIST_MARK = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+")
 _WORD = re.compile(r"[a-z0-9]+(?:[.,:/-][a-z0-9]+)*")
 _NUMBER = re.compile(r"\d")
@@ -35,6 +37,10 @@ _COURTESY = re.compile(
     r"(?:(?:i|we)(?:'m|'re| am| are) )?(?:so |very |really )?sorry (?:to hear|about|for)\b[^,;]*|"
     r"(?:(?:i|we) )?apologi[sz]e(?: for [^,;]*)?|(?:that|this) (?:sounds|must be|is) "
     r"(?:so |very |really )?(?:frustrating|annoying|stressful|inconvenient)|"
+    r"(?:happy|merry) (?:holidays|new year|christmas|easter|thanksgiving|birthday)|"
+    r"season's greetings|(?:have|enjoy) (?:a |your )?(?:great|nice|good|lovely|wonderful|safe)? ?"
+    r"(?:day|weekend|evening|trip|stay|journey|holiday|holidays|meal|flight)|take care|"
+    r"(?:best|kind|warm) (?:regards|wishes)|cheers|all the best|good luck|"
     r"(?:(?:i|we)(?:'m|'re| am| are|'d be| would be|'ll be| will be) )?(?:glad|happy|pleased) "
     r"to help[^,;]*|(?:i |we )?hope (?:this|that) helps[^,;]*|(?:please )?(?:feel free to )?"
     r"(?:let (?:me|us) know|ask|reach out) if [^,;]*|is there anything else[^,;]*|"
@@ -147,14 +153,18 @@ def sentences(text: str) -> list[str]:
     for line in text.splitlines():
         line = _LIST_MARK.sub("", _SPACE.sub(" ", line).strip())
         if line:
-            found.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+            for piece in (s.strip() for s in _SENTENCE_END.split(line)):
+                if found and _TITLE_END.search(found[-1]) and piece:
+                    found[-1] = f"{found[-1]} {piece}"
+                elif piece:
+                    found.append(piece)
     return found
 
 
 def _says_nothing(clause: str) -> bool:
     """A clause with no factual content: a courtesy or filler, or advice to ask someone
     else that names no value (advice with a number is judged, as any fact)."""
-    norm = _MARKERS.sub("", normalise(clause)).strip(" .!")
+    norm = _MARKERS.sub("", normalise(clause)).strip(" .!,;:")
     if not _WORD.search(norm) or _COURTESY.fullmatch(norm):
         return True
     return bool(_REFERRAL.match(norm)) and not _NUMBER.search(norm)

@@ -80,6 +80,7 @@ _VALUE = re.compile(
 # Words after a number that are not its unit.
 _NOT_UNITS = s.GENERIC_WORDS | frozenset(
     """a an the of to in on at by for and or per from with as is are was were be up than
+    has have had does do did can will would may must should
     time more less over under about around""".split()
 )
 
@@ -189,7 +190,9 @@ def _special(text: str) -> tuple[list[Value], str]:
 
 def _singulars(name: str) -> tuple[str, ...]:
     """ "minutes" → "minutes", "minute", "minut": the forms a unit may be listed under."""
-    return (name, name[:-1], name[:-2]) if name.endswith("s") else (name,)
+    if name.endswith("es"):
+        return (name, name[:-1], name[:-2])
+    return (name, name[:-1]) if name.endswith("s") else (name,)  # "has" is not "h"
 
 
 @functools.lru_cache(maxsize=16384)

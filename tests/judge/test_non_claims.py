@@ -26,6 +26,9 @@ NON_CLAIMS = [
     "Sorry to hear that!",
     "We apologise for the inconvenience.",
     "That sounds really frustrating.",
+    "Happy holidays!",
+    "Have a great trip!",
+    "Kind regards,",
 ]
 
 # Each pairs a fact with letters or phrases that once hid it.
@@ -43,6 +46,7 @@ FACTS = [
     "Hi-fi speakers are 20% off.",
     "Sorry for the delay, your refund of $40 was sent on 3 May.",
     "I apologise for the confusion, but the store closes at 18:00.",
+    "Enjoy your meal: the soup costs $4.",
 ]
 
 

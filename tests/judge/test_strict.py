@@ -71,6 +71,42 @@ def test_a_part_bound_otherwise_is_never_supported(
 
 
 @pytest.mark.parametrize(
+    ("question", "chunks", "answer"),
+    [
+        # A title's stop ends no sentence.
+        ("Who teaches Section A?",
+         ["STAT 200: Section A is taught by Dr. Ana Ruiz; Section B by Prof. Omar Haddad."],
+         "Dr. Ana Ruiz teaches Section A."),
+        # "Reopens" says open.
+        ("When does the museum reopen?",
+         ["The Tollard Museum is closed on Mondays and reopens at 10:00 on Tuesday."],
+         "The Tollard Museum is closed on Mondays and opens again at 10:00 on Tuesday."),
+        # "The Lumen 5 has": a verb after a model number is no unit ("h", hours).
+        ("What warranty does the Lumen 3 have?",
+         ["The Lumen 3 lamp has a 2-year warranty, while the Lumen 5 has a 3-year warranty."],
+         "The Lumen 3 has a 2-year warranty."),
+        # Each value from its own clause: the other clause states one of the claim's too.
+        ("What is the most Zentol 100 I can take in a day?",
+         ["Zentol 100 mg tablets: take 1 tablet every 12 hours with water. Do not exceed 300 mg"
+          " in 24 hours.", "Zentol 50 mg tablets: take 1-2 tablets every 8 hours; do not exceed"
+          " 4 tablets in 24 hours."],
+         "Do not exceed 300 mg of Zentol 100 in 24 hours, taking one tablet every 12 hours with"
+         " water."),
+        # A short answer the chunk of the sentence about most of the question gives.
+        ("How many days of leave does a 50% part-timer get?",
+         ["Full-time staff get 30 days of leave; part-time staff get a pro-rata amount, e.g. 15"
+          " days at 50% and 24 days at 80%."], "15"),
+    ],
+)  # fmt: skip
+def test_a_faithful_answer_stays_supported_too(
+    judge: OfflineJudge, question: str, chunks: list[str], answer: str
+) -> None:
+    judgement = judge.judge(question, chunks, answer)
+
+    assert [c.verdict for c in judgement.claims] == ["supported"]
+
+
+@pytest.mark.parametrize(
     ("chunks", "answer"),
     [
         (["The Team plan includes 20 seats. The Starter plan includes 3 seats."],
@@ -264,6 +300,19 @@ def test_a_short_answer_is_read_with_its_question(
     assert judgement.faithfulness == faithfulness
     if faithfulness == 0.0:
         assert judgement.lenient == 0.0  # another subject's value: contradicted
+
+
+def test_a_condition_left_out_is_named_whole() -> None:
+    """The condition's amount keeps its thousands separator."""
+    judgement = OfflineJudge().judge(
+        "Is the fee waived?",
+        ["The Plus account fee of £10 per month is waived if you hold £5,000 or more in savings."],
+        "The Plus account fee of £10 per month is waived.",
+    )
+
+    assert [(c.verdict, c.missing) for c in judgement.claims] == [
+        ("partial", "without the condition “if you hold £5,000 or more in savings”")
+    ]
 
 
 def test_a_bare_no_the_context_does_not_deny_is_unsupported(judge: OfflineJudge) -> None:
