@@ -6,7 +6,10 @@ Run from the repository root: ``python bench/judge_sets.py [--bar 0.8]``.
   and an unfaithful answer each. Per kind: the share of faithful answers scored 1.0,
   of unfaithful ones scored below it, their mean (accuracy), and for the cascade at
   ``--bar`` the share of unfaithful answers that reach the LLM or are settled
-  unfaithful offline (none swallowed is the goal).
+  unfaithful offline (none swallowed is the goal). The rules were mended beside them.
+- ``tests/judge/data/adversarial_fresh.jsonl``: 80 pairs of the same kinds written
+  apart from the rules and from the set above; the odd ids were read to mend false
+  flags, the even ids never (their row is the held-out figure).
 - ``faithmon/sentinel_sets/starter.jsonl`` (60 cases the rules were developed beside)
   and ``faithmon/sentinel_sets/certify.jsonl`` (200 cases written apart from the
   rules, docs/how-it-works.md says how): accuracy, false-flag rate, miss rate, and
@@ -29,6 +32,7 @@ from faithmon.model.judgement import UNVERIFIED
 
 ROOT = Path(__file__).resolve().parents[1]
 ADVERSARIAL = ROOT / "tests/judge/data/adversarial.jsonl"
+FRESH = ROOT / "tests/judge/data/adversarial_fresh.jsonl"
 SETS = ROOT / "faithmon/sentinel_sets"
 
 
@@ -52,29 +56,38 @@ def reaches(judgement: Judgement, bar: float) -> bool:
     return judgement.status != "ok"
 
 
-def adversarial(judge: OfflineJudge, bar: float) -> None:
+def adversarial(judge: OfflineJudge, bar: float, path: Path, title: str) -> None:
     kept: Counter[str] = Counter()
     caught: Counter[str] = Counter()
     reached: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    for row in lines(ADVERSARIAL):
+    for row in lines(path):
         kind, question, chunks = str(row["kind"]), str(row["question"]), row["chunks"]
         faithful = judge.judge(question, chunks, str(row["faithful"]))  # type: ignore[arg-type]
         unfaithful = judge.judge(question, chunks, str(row["unfaithful"]))  # type: ignore[arg-type]
-        total[kind] += 1
-        kept[kind] += not flagged(faithful)
-        caught[kind] += flagged(unfaithful)
-        reached[kind] += reaches(unfaithful, bar)
-    print(f"adversarial pairs ({ADVERSARIAL.relative_to(ROOT)}), cascade bar {bar:g}")
+        for group in (kind, *_halves(path, str(row["id"]))):
+            total[group] += 1
+            kept[group] += not flagged(faithful)
+            caught[group] += flagged(unfaithful)
+            reached[group] += reaches(unfaithful, bar)
+    print(f"{title} ({path.relative_to(ROOT)}), cascade bar {bar:g}")
     head = ("kind", "pairs", "faithful", "unfaithful", "accuracy", "cascade")
-    print("{:<18} {:>5} {:>9} {:>11} {:>9} {:>8}".format(*head))
-    for kind in [*sorted(total), "all"]:
-        n = sum(total.values()) if kind == "all" else total[kind]
-        k = sum(kept.values()) if kind == "all" else kept[kind]
-        c = sum(caught.values()) if kind == "all" else caught[kind]
-        r = sum(reached.values()) if kind == "all" else reached[kind]
+    print("{:<22} {:>5} {:>9} {:>11} {:>9} {:>8}".format(*head))
+    kinds = sorted(k for k in total if not k.startswith("half:"))
+    for kind in [*kinds, "all", *sorted(k for k in total if k.startswith("half:"))]:
+        n = sum(total[k] for k in kinds) if kind == "all" else total[kind]
+        k = sum(kept[k] for k in kinds) if kind == "all" else kept[kind]
+        c = sum(caught[k] for k in kinds) if kind == "all" else caught[kind]
+        r = sum(reached[k] for k in kinds) if kind == "all" else reached[kind]
         shares = (k / n, c / n, (k + c) / (2 * n), r / n)
-        print("{:<18} {:>5} {:>9.3f} {:>11.3f} {:>9.3f} {:>8.3f}".format(kind, n, *shares))
+        print("{:<22} {:>5} {:>9.3f} {:>11.3f} {:>9.3f} {:>8.3f}".format(kind, n, *shares))
+
+
+def _halves(path: Path, row_id: str) -> tuple[str, ...]:
+    """The fresh pairs' split: odd ids were read while mending the judge, even ids never."""
+    if path != FRESH:
+        return ()
+    return ("half: read (odd ids)",) if int(row_id.rsplit("-", 1)[1]) % 2 else ("half: unread",)
 
 
 def sentinels(judge: OfflineJudge, name: str, per_kind: bool) -> None:
@@ -107,7 +120,9 @@ def main() -> int:
     args = parser.parse_args()
     judge = OfflineJudge()
     print(f"judge {judge.name}\n")
-    adversarial(judge, args.bar)
+    adversarial(judge, args.bar, ADVERSARIAL, "adversarial pairs")
+    print()
+    adversarial(judge, args.bar, FRESH, "fresh adversarial pairs")
     print()
     sentinels(judge, "starter", per_kind=False)
     sentinels(judge, "certify", per_kind=True)
