@@ -18,6 +18,7 @@ from ..model import Claim, claim_supported
 from ..model.judgement import UNVERIFIED
 from . import support as s
 from . import text as t
+from .values import DIMENSIONS, values
 
 # An answer of at most this many content words and numbers is read with its question.
 SHORT = 3
@@ -120,9 +121,16 @@ def asked(sentence: str, question: str) -> str:
         return ""
     value = _LABEL.sub("", judged(sentence, question))
     found = s.tokens(value)
-    if len(found.words) + len(found.numbers) > SHORT or _VERB.search(value):
+    units = [w for w in found.words if _is_unit(w)]  # "250 mg/5 mL" is two values
+    if len(found.words) - len(units) + len(found.numbers) > SHORT or _VERB.search(value):
         return ""  # "Order A17 was cancelled." states its fact alone
     return _asked(question)
+
+
+def _is_unit(word: str) -> bool:
+    """A word that measures the number before it ("mg", "ml", "km"), a currency or a
+    dimension, not a counted thing."""
+    return any(v.unit in DIMENSIONS for v in values(f"1 {word}"))
 
 
 def _asked(question: str) -> str:

@@ -84,7 +84,7 @@ def check(sentence: str, index: b.Index, about: str = "", question: str = "") ->
     ) or (
         sub.swapped_code(claim, index)
         or sub.moved(claim, subject, sub.own(subject, index), index)
-        or sub.shifted(claim, index, question)
+        or sub.shifted(claim, index, question, about)
     )
     if about:  # the rival must be said of what the question asks, not only its subject
         asked = frozenset(s.tokens(about).words)

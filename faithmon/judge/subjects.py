@@ -279,7 +279,7 @@ def other_state(words: frozenset[str], said: frozenset[str]) -> bool:
     return False
 
 
-def shifted(claim: str, index: b.Index, question: str) -> Finding | None:
+def shifted(claim: str, index: b.Index, question: str, about: str = "") -> Finding | None:
     """A value the claim's clause states where the context's clause that holds it
     speaks of something else, and the clause that speaks of what the question asks
     gives another value of the kind: "recycling is picked up every other Monday", asked
@@ -296,15 +296,18 @@ def shifted(claim: str, index: b.Index, question: str) -> Finding | None:
     several clauses share (the verb, "plans") votes for none, and words that only go
     with the kind of value ("costs ... per month") do not make the question's subject.
     A code is read the same way ("RMA-301 for the blender and RMA-318 for the
-    toaster"), against codes of its family."""
+    toaster"), against codes of its family. A short answer's words are the question's
+    (``about``); its values alone are checked."""
     asked = frozenset(s.tokens(question).words)
     if not asked:
         return None
     pieces = _pieces(index)
+    given = [v for v in values(question) if v.unit is not None and not v.worded]
     for part in b.clauses(claim):
         stated = [v for v in values(part) if v.unit is not None and not v.worded]
         codes = identifiers(part) & index.identifiers
-        words = frozenset(s.tokens(part).words) - CALENDAR - index.names
+        # A short answer ("250 mg/5 mL") speaks of what the question asks (``about``).
+        words = frozenset(s.tokens(f"{about} {part}").words) - CALENDAR - index.names
         marks: list[tuple[list[_Piece], Callable[[_Piece], bool]]] = [
             (
                 [p for p in pieces if any(value.within(v) for v in p.values)],
@@ -316,21 +319,28 @@ def shifted(claim: str, index: b.Index, question: str) -> Finding | None:
             ([p for p in pieces if code in p.codes], functools.partial(_other_code, codes, code))
             for code in codes
         ]
-        # A clause that gives another value or code the claim states is the source of
-        # that one: "Don't exceed 1,200 mg, taken as one tablet every 8 hours".
-        stating = [
-            p
-            for p in pieces
-            if p.codes & codes or any(w.within(v) for w in stated for v in p.values)
-        ]
         for holding, other in marks:
+            if any(q.within(v) for q in given for h in holding for v in h.values):
+                continue  # "15 days at 60%" to "... a 60% part-timer": the question binds it
             chunks = {h.chunk for h in holding}
-            # First among the clauses of the value's chunk, then among every clause that
-            # gives a value of its kind ("student accounts ... 1,000 EUR" in a chunk of
-            # its own beside "current accounts ... 2,500 EUR").
+            # A clause that gives another value or code the claim states, one the clauses
+            # giving this one do not, is the source of that one: "Don't exceed 1,200 mg,
+            # taken as one tablet every 8 hours".
+            own = [v for h in holding for v in h.values]
+            theirs = [w for w in stated if not any(w.within(v) for v in own)]
+            mine = frozenset().union(*(h.codes for h in holding))
+            stating = [
+                p
+                for p in pieces
+                if (p.codes & codes) - mine or any(w.within(v) for w in theirs for v in p.values)
+            ]
+            # First among the clauses of the value's chunk, then among those of every
+            # chunk that gives a value of its kind ("student accounts ... 1,000 EUR" in a
+            # chunk of its own beside "current accounts ... 2,500 EUR").
+            rivals = chunks | {p.chunk for p in pieces if other(p)}
             for field in (
                 [p for p in pieces if p.chunk in chunks],
-                [p for p in pieces if p in holding or p in stating or other(p)],
+                [p for p in pieces if p.chunk in rivals],
             ):
                 rival = _outvoted(words & asked, words, field, holding, other, stating)
                 if rival is not None:
@@ -403,6 +413,7 @@ def _pieces(index: b.Index) -> list[_Piece]:
     found: list[_Piece] = []
     for unit in index.units:
         carried: tuple[Value, ...] = ()
+        head: frozenset[str] = frozenset()
         first = len(found)
         for clause in b.CLAUSE.split(unit.text):
             own = tuple(v for v in values(clause) if v.unit is not None and not v.worded)
@@ -411,7 +422,11 @@ def _pieces(index: b.Index) -> list[_Piece]:
             if len(found) > first and not (own or codes or words):
                 continue
             if len(found) > first and (own or codes) and len(words) <= 1:
-                words |= found[-1].words  # "... open 8-22 on weekdays and 10-18 on weekends"
+                words |= head  # "... open 8-22 on weekdays and 10-18 on weekends"
+            else:  # what the clause speaks of: its words before its first number
+                head = (
+                    frozenset(s.tokens(_DIGIT.split(clause, 1)[0]).words) - index.names - CALENDAR
+                )
             carried = own or carried
             found.append(_Piece(unit.chunk, unit, words, carried, codes))
     return found

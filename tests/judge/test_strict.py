@@ -165,6 +165,15 @@ OVERDRAFTS = [
     "Harlow Bank current accounts offer an arranged overdraft of up to 3,000 GBP.",
     "Harlow Bank student accounts offer an arranged overdraft of up to 500 GBP.",
 ]
+SYRUP = [
+    "Calpex syrup comes as 120 mg/5 mL for children and 250 mg/5 mL for adults.",
+    "Store below 25 °C.",
+]
+IBRUFEN = [
+    "Ibrufen 200 mg: take 1 to 2 tablets every 4 to 6 hours. Do not take more than 6"
+    " tablets in 24 hours.",
+    "Ibrufen 400 mg: do not take more than 3 tablets in 24 hours.",
+]
 PRIZE = ["Entries for the Kestrel photo prize close on 14 April. Winners are announced in June."]
 VOUCHERS = ["Spring sale: use voucher code SAVE-10 for shoes and SAVE-25 for coats."]
 HUT = [
@@ -284,6 +293,22 @@ FARES = ["Light fares do not include checked baggage. Flex fares include one che
         ("Is checked baggage included with a Light fare?", FARES, "No.", 1.0),
         ("Is checked baggage included with a Light fare?", FARES, "Yes.", 0.0),
         ("When does the Cobalt plan renew?", PLANS, "### Renewal\n15 projects", 1.0),
+        # A short answer's value from the clause of another subject ("for adults").
+        ("Which strength is the children's Calpex syrup?", SYRUP, "<b>250 mg/5 mL</b>", 0.0),
+        ("Which strength is the children's Calpex syrup?", SYRUP, "<b>120 mg/5 mL</b>", 1.0),
+        # ... or from another chunk, though both name the product.
+        (
+            "Maximum number of Ibrufen 200 mg tablets in a day?",
+            IBRUFEN,
+            "**Max per 24 h:** 3 tablets",
+            0.0,
+        ),
+        (
+            "Maximum number of Ibrufen 200 mg tablets in a day?",
+            IBRUFEN,
+            "**Max per 24 h:** 6 tablets",
+            1.0,
+        ),
         # The question's words are most of, not all, the sentence's: "When ... close?"
         ("When do entries for the Kestrel photo prize close?", PRIZE, "14 April", 1.0),
         ("When do entries for the Kestrel photo prize close?", PRIZE, "**14 June**", 0.0),
