@@ -121,10 +121,16 @@ def asked(sentence: str, question: str) -> str:
         return ""
     value = _LABEL.sub("", judged(sentence, question))
     found = s.tokens(value)
-    units = [w for w in found.words if _is_unit(w)]  # "250 mg/5 mL" is two values
+    units = {  # "250 mg/5 mL" is two values, not four words
+        s.stem(w) for w in _AFTER_NUMBER.findall(value.lower()) if _is_unit(w)
+    } & set(found.words)
     if len(found.words) - len(units) + len(found.numbers) > SHORT or _VERB.search(value):
         return ""  # "Order A17 was cancelled." states its fact alone
     return _asked(question)
+
+
+# The word right after a number: its unit, if it measures.
+_AFTER_NUMBER = re.compile(r"\d\s?([a-z]+)")
 
 
 def _is_unit(word: str) -> bool:

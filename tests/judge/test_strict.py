@@ -92,6 +92,10 @@ def test_a_part_bound_otherwise_is_never_supported(
           " 4 tablets in 24 hours."],
          "Do not exceed 300 mg of Zentol 100 in 24 hours, taking one tablet every 12 hours with"
          " water."),
+        # A sentence beside the answer, with a value and a unit, states its own fact.
+        ("How much does the Team plan cost per user?",
+         ["The Team plan costs 12 euros per user per month. Annual billing saves 15 percent."],
+         "Annual billing saves 15 percent."),
         # A short answer the chunk of the sentence about most of the question gives.
         ("How many days of leave does a 50% part-timer get?",
          ["Full-time staff get 30 days of leave; part-time staff get a pro-rata amount, e.g. 15"
