@@ -74,9 +74,12 @@ def test_an_ended_call_leaves_nothing_armed(pair: tuple[socket.socket, socket.so
     dog = Watchdog(5.0, clock=lambda: now[0])
     before = open_fds(ours)
     for _ in range(100):
-        dog.arm(Peer(ours))
-        dog.arm(Peer(ours))  # armed again before it ended: one entry, one duplicate
-        dog.disarm(Peer(ours))
+        # One connection object per call, as a driver's: the watchdog knows a connection
+        # by its identity, and temporaries may or may not share one.
+        peer = Peer(ours)
+        dog.arm(peer)
+        dog.arm(peer)  # armed again before it ended: one entry, one duplicate
+        dog.disarm(peer)
     conn = Peer(ours)
     dog.arm(conn)
     dog.arm(conn)
