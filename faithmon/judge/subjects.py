@@ -308,32 +308,42 @@ def shifted(claim: str, index: b.Index, question: str, about: str = "") -> Findi
         codes = identifiers(part) & index.identifiers
         # A short answer ("250 mg/5 mL") speaks of what the question asks (``about``).
         words = frozenset(s.tokens(f"{about} {part}").words) - CALENDAR - index.names
-        marks: list[tuple[list[_Piece], Callable[[_Piece], bool]]] = [
+        # The claim's other values and codes vote too, for the clause that gives them:
+        # "the 08:15 to Eastbridge ... platform 7" against "08:15 to Eastbridge, platform
+        # 4; 08:22 to Millford, platform 7".
+        tags = {f"={i}": v for i, v in enumerate(stated)}
+        given_tags = {t for t, v in tags.items() if any(v.within(q) for q in given)}
+        given_tags |= {f"#{c}" for c in codes & identifiers(question)}
+        extra = {
+            p: frozenset(t for t, v in tags.items() if any(v.within(w) for w in p.values))
+            | frozenset(f"#{c}" for c in p.codes & codes)
+            for p in pieces
+        }
+        marks: list[tuple[str, list[_Piece], Callable[[_Piece], bool]]] = [
             (
+                tag,
                 [p for p in pieces if any(value.within(v) for v in p.values)],
-                functools.partial(_other_value, tuple(stated), value),
+                functools.partial(_other_value, values(part), value),
             )
-            for value in stated
+            for tag, value in tags.items()
         ]
         marks += [  # "RMA-301 for the blender and RMA-318 for the toaster"
-            ([p for p in pieces if code in p.codes], functools.partial(_other_code, codes, code))
+            (
+                f"#{code}",
+                [p for p in pieces if code in p.codes],
+                functools.partial(_other_code, codes, code),
+            )
             for code in codes
         ]
-        for holding, other in marks:
+        for tag, holding, other in marks:
             if any(q.within(v) for q in given for h in holding for v in h.values):
                 continue  # "15 days at 60%" to "... a 60% part-timer": the question binds it
+            # Not the marks its own clauses give too ("from 14:00 to 17:00"): one statement.
+            theirs = frozenset().union(*(extra[h] for h in holding))
+            voters = words | frozenset(
+                t for t in (*tags, *(f"#{c}" for c in codes)) if t != tag and t not in theirs
+            )
             chunks = {h.chunk for h in holding}
-            # A clause that gives another value or code the claim states, one the clauses
-            # giving this one do not, is the source of that one: "Don't exceed 1,200 mg,
-            # taken as one tablet every 8 hours".
-            own = [v for h in holding for v in h.values]
-            theirs = [w for w in stated if not any(w.within(v) for v in own)]
-            mine = frozenset().union(*(h.codes for h in holding))
-            stating = [
-                p
-                for p in pieces
-                if (p.codes & codes) - mine or any(w.within(v) for w in theirs for v in p.values)
-            ]
             # First among the clauses of the value's chunk, then among those of every
             # chunk that gives a value of its kind ("student accounts ... 1,000 EUR" in a
             # chunk of its own beside "current accounts ... 2,500 EUR").
@@ -342,14 +352,16 @@ def shifted(claim: str, index: b.Index, question: str, about: str = "") -> Findi
                 [p for p in pieces if p.chunk in chunks],
                 [p for p in pieces if p.chunk in rivals],
             ):
-                rival = _outvoted(words & asked, words, field, holding, other, stating)
+                asking = (voters & asked) | (voters & given_tags)
+                rival = _outvoted(asking, voters, field, holding, other, extra)
                 if rival is not None:
                     return Finding("contradicted", "moved", rival.unit, part.strip(" ,"))
     return None
 
 
 def _other_value(stated: tuple[Value, ...], value: Value, piece: _Piece) -> bool:
-    """The piece gives a value of ``value``'s kind that the claim does not state."""
+    """The piece gives a value of ``value``'s kind that the claim does not state, not
+    even as a bare number ("Dolarex 400" for "400 mg")."""
     return any(v.unit == value.unit and not any(w.within(v) for w in stated) for v in piece.values)
 
 
@@ -364,26 +376,21 @@ def _outvoted(
     field: list[_Piece],
     holding: list[_Piece],
     other: Callable[[_Piece], bool],
-    stating: list[_Piece],
+    extra: dict[_Piece, frozenset[str]],
 ) -> _Piece | None:
     """The clause of ``field`` that gives another value or code of the kind (``other``)
     and draws more of ``words`` than the clauses that give the claim's (``holding``),
     one of ``asked`` among them. A word votes for the one clause of ``field`` that has
     it; clauses that give the same values in one sentence count together."""
+    said = {p: p.words | extra.get(p, frozenset()) for p in field}
     drawn: dict[tuple[int, tuple[Value, ...], frozenset[str]], set[str]] = {}
     for piece in field:
-        others = frozenset().union(*(o.words for o in field if o is not piece))
-        drawn.setdefault(piece.said, set()).update(words & piece.words - others)
+        others = frozenset().union(*(said[o] for o in field if o is not piece))
+        drawn.setdefault(piece.said, set()).update(words & said[piece] - others)
     mine = sum(len(drawn.get(p.said, ())) for p in dict.fromkeys(holding))
     for piece in field:
         votes = drawn[piece.said]
-        if (
-            len(votes) > mine
-            and votes & asked
-            and piece not in holding
-            and piece not in stating
-            and other(piece)
-        ):
+        if len(votes) > mine and votes & asked and piece not in holding and other(piece):
             return piece
     return None
 

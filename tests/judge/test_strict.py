@@ -179,6 +179,10 @@ IBRUFEN = [
     "Ibrufen 400 mg: do not take more than 3 tablets in 24 hours.",
 ]
 PRIZE = ["Entries for the Kestrel photo prize close on 14 April. Winners are announced in June."]
+KETTLES = [
+    "The Vela 3 kettle has a 1-year warranty, while the Vela 8 has a 3-year warranty.",
+    "Limescale damage is not covered.",
+]
 VOUCHERS = ["Spring sale: use voucher code SAVE-10 for shoes and SAVE-25 for coats."]
 HUT = [
     "The Fenmoor hut sleeps 12 and has bunk beds and a wood stove. It does not have running water."
@@ -198,6 +202,9 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
         ("How much can I overdraw on a student account?", OVERDRAFTS,
          "A Harlow student account has an arranged overdraft of up to 3,000 GBP.",
          "contradicted", None),
+        # A value of another model named in the same sentence: the claim's code votes.
+        ("What's the warranty on the Vela 3 kettle?", KETTLES,
+         "The Vela 3 has a 3-year warranty.", "contradicted", None),
         # A code of another thing named in the same sentence.
         ("Which voucher code do I use for coats?", VOUCHERS,
          "For coats, use voucher code SAVE-10.", "contradicted", None),
@@ -229,6 +236,8 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
          "The Trekka 5 scooter reaches up to 45 km on one charge.", "supported", None),
         ("Which voucher code do I use for coats?", VOUCHERS,
          "For coats, use voucher code SAVE-25.", "supported", None),
+        ("What's the warranty on the Vela 3 kettle?", KETTLES,
+         "The Vela 3 has a 1-year warranty.", "supported", None),
         ("What facilities does the Fenmoor hut have?", HUT,
          "The Fenmoor hut has bunk beds and a wood stove, but no running water.", "supported",
          None),
@@ -255,7 +264,7 @@ def test_a_value_item_or_unit_from_elsewhere_is_not_supported(
 FLOORS = {
     "added_predicate": 0.93,
     "currency_swap": 0.96,
-    "entity_binding": 0.90,
+    "entity_binding": 0.93,
     "exclusive_state": 0.96,
     "markup_fragment": 0.90,
     "moved_time": 0.93,
