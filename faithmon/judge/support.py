@@ -75,7 +75,7 @@ OPINION_WORDS = frozenset(
     disappointing disappointment complain complained complaint complaints
     criticism criticized criticised critical concern concerns concerned issue issues
     problem problems feedback impression impressions opinion opinions sentiment
-    express expressed expresses expressing noting comment comments commented commenting
+    expressed expresses expressing noting comment comments commented commenting
     highlight highlighted highlights highlighting report reported reports reporting
     experienced spot establishment eatery venue destination choice
     ideal perfect suitable worth worthwhile unique notable standout reputation""".split()

@@ -179,6 +179,10 @@ IBRUFEN = [
     "Ibrufen 400 mg: do not take more than 3 tablets in 24 hours.",
 ]
 PRIZE = ["Entries for the Kestrel photo prize close on 14 April. Winners are announced in June."]
+TRAMS = [
+    "The last express tram to the stadium leaves at 23:15; the last tram from the stadium"
+    " to the centre leaves at 22:40."
+]
 KETTLES = [
     "The Vela 3 kettle has a 1-year warranty, while the Vela 8 has a 3-year warranty.",
     "Limescale damage is not covered.",
@@ -199,6 +203,9 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
          "Lap swimming at Fenwick is from 14:00 to 17:00.", "contradicted", None),
         ("When are library fines due?", FINES,
          "Library fines are due within 21 days of the notice.", "contradicted", None),
+        # "Express" is what the tram is, not an opinion word.
+        ("When does the last express tram to the stadium leave?", TRAMS,
+         "The final express tram to the stadium departs at 22:40.", "contradicted", None),
         ("How much can I overdraw on a student account?", OVERDRAFTS,
          "A Harlow student account has an arranged overdraft of up to 3,000 GBP.",
          "contradicted", None),
@@ -227,6 +234,8 @@ SCOOTER = ["The Trekka 5 scooter reaches up to 45 km on one charge and tops out 
          "Lap swimming at Fenwick is from 6:00 to 9:00.", "supported", None),
         ("When are library fines due?", FINES,
          "Library fines are due within 14 days of the notice.", "supported", None),
+        ("When does the last express tram to the stadium leave?", TRAMS,
+         "The final express tram to the stadium departs at 23:15.", "supported", None),
         ("How much can I overdraw on a student account?", OVERDRAFTS,
          "A Harlow student account has an arranged overdraft of up to 500 GBP.",
          "supported", None),
