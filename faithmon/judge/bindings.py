@@ -32,7 +32,7 @@ CLAUSE = re.compile(
     re.IGNORECASE,
 )
 # A clause this small is glued back onto its neighbour: "apples and pears".
-_MINCLAUSE_WORDS = 2
+_MIN_CLAUSE_WORDS = 2
 
 
 @functools.lru_cache(maxsize=16384)
@@ -41,8 +41,8 @@ def clauses(sentence: str) -> list[str]:
     pieces = [p for p in CLAUSE.split(sentence) if p and p.strip(" ,")]
     merged: list[str] = []
     for piece in pieces:
-        small = len(s.tokens(piece).words) < _MINCLAUSE_WORDS
-        if merged and (small or len(s.tokens(merged[-1]).words) < _MINCLAUSE_WORDS):
+        small = len(s.tokens(piece).words) < _MIN_CLAUSE_WORDS
+        if merged and (small or len(s.tokens(merged[-1]).words) < _MIN_CLAUSE_WORDS):
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(piece)

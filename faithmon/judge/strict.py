@@ -115,21 +115,11 @@ def check(sentence: str, index: b.Index, about: str = "", question: str = "") ->
         if unit is None:
             continue
         there = b.clauses(unit.text)
-
-        def held_in(piece: str, words: frozenset[str] = words, clause: str = clause) -> float:
-            """The share of the clause's words the piece says, or of its predicates
-            ("allowed" for "permitted"), whichever is more."""
-            mine, theirs = _polarity(clause), _polarity(piece)
-            predicates = mine[0] | mine[1]
-            shared = (
-                len(predicates & (theirs[0] | theirs[1])) / len(predicates) if predicates else 0
-            )
-            return max(len(words & frozenset(s.tokens(piece).words)) / len(words), shared)
-
         opposite = c.best_clause(words, unit.text, there)
-        if held_in(opposite) < HELD:  # the clause naming the subject may not be the one
-            opposite = max(there, key=held_in)  # "X is a non-smoking property; smoking is not ..."
-        held = held_in(opposite)
+        if _held(clause, words, opposite) < HELD:  # the clause naming the subject may not
+            # be the one: "X is a non-smoking property; smoking is not permitted ..."
+            opposite = max(there, key=lambda piece: _held(clause, words, piece))
+        held = _held(clause, words, opposite)
         if held < HELD or _RECORD.search(unit.text) or _CONDITIONAL.match(clause):
             continue  # records.conflict judges a record; a condition asserts nothing
         shares = bool(subject & sub.terms(unit))
@@ -179,6 +169,15 @@ def _ambiguous(unit: b.Unit, said: frozenset[str], mine: Sequence[Value]) -> boo
         return True  # "Order A17 ... order B22": codes of two things in one sentence
     kinds = [v.unit for v in unit.values if v.unit is not None]
     return any(kinds.count(v.unit) >= 2 for v in mine if v.unit is not None)
+
+
+def _held(clause: str, words: frozenset[str], piece: str) -> float:
+    """The share of the clause's words ``piece`` says, or of its predicates ("allowed"
+    for "permitted"), whichever is more."""
+    mine, theirs = _polarity(clause), _polarity(piece)
+    predicates = mine[0] | mine[1]
+    shared = len(predicates & (theirs[0] | theirs[1])) / len(predicates) if predicates else 0
+    return max(len(words & frozenset(s.tokens(piece).words)) / len(words), shared)
 
 
 def _antonym(words: frozenset[str], said: frozenset[str]) -> bool:
@@ -259,13 +258,13 @@ def _denied_words(sentence: str) -> frozenset[str]:
     suitable for scuba diving" covers all three)."""
     found: set[str] = set()
     for stretch in _STRETCH.split(t.normalise(sentence).replace("n't", " not")):
-        at = _NEGATION.search(stretch)
+        words = _WORD.findall(stretch)
+        at = next((i for i, word in enumerate(words) if word in _NEGATORS), None)
         if at is not None:
-            found.update(s.tokens(stretch[at.end() :]).words[:_DENIED_WORDS])
+            found.update(s.tokens(" ".join(words[at + 1 :])).words[:_DENIED_WORDS])
     return frozenset(found)
 
 
-_NEGATION = re.compile(r"\b(?:not|never|cannot|no longer)\b")
 _DENIED_WORDS = 4
 
 

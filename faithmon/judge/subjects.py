@@ -290,9 +290,10 @@ def shifted(claim: str, index: b.Index, question: str, about: str = "") -> Findi
     value the way a name does, but only its clause says so. Each of the clause's words
     that one clause of the context alone has votes for that clause (a clause with no
     value of its own continues the one before it: "on weekends and public holidays");
-    the value is moved when a clause of its chunk that gives another value of its kind,
-    and not it, draws more votes than the clauses that give it, among them a word of
-    the question: what was asked is said there. Names are left to ``unbound``; a word
+    the value is moved when a clause of its chunk (or of another chunk giving a value of
+    its kind) that gives another value of its kind, and not it, draws more votes than
+    the clauses that give it, among them a word of the question: what was asked is said
+    there. Names are left to ``unbound``; a word
     several clauses share (the verb, "plans") votes for none, and words that only go
     with the kind of value ("costs ... per month") do not make the question's subject.
     A code is read the same way ("RMA-301 for the blender and RMA-318 for the
@@ -344,6 +345,7 @@ def shifted(claim: str, index: b.Index, question: str, about: str = "") -> Findi
                 t for t in (*tags, *(f"#{c}" for c in codes)) if t != tag and t not in theirs
             )
             chunks = {h.chunk for h in holding}
+            asking = (voters & asked) | (voters & given_tags)
             # First among the clauses of the value's chunk, then among those of every
             # chunk that gives a value of its kind ("student accounts ... 1,000 EUR" in a
             # chunk of its own beside "current accounts ... 2,500 EUR").
@@ -352,7 +354,6 @@ def shifted(claim: str, index: b.Index, question: str, about: str = "") -> Findi
                 [p for p in pieces if p.chunk in chunks],
                 [p for p in pieces if p.chunk in rivals],
             ):
-                asking = (voters & asked) | (voters & given_tags)
                 rival = _outvoted(asking, voters, field, holding, other, extra)
                 if rival is not None:
                     return Finding("contradicted", "moved", rival.unit, part.strip(" ,"))
@@ -386,10 +387,10 @@ def _outvoted(
     drawn: dict[tuple[int, tuple[Value, ...], frozenset[str]], set[str]] = {}
     for piece in field:
         others = frozenset().union(*(said[o] for o in field if o is not piece))
-        drawn.setdefault(piece.said, set()).update(words & said[piece] - others)
-    mine = sum(len(drawn.get(p.said, ())) for p in dict.fromkeys(holding))
+        drawn.setdefault(piece.group, set()).update(words & said[piece] - others)
+    mine = sum(len(drawn.get(p.group, ())) for p in dict.fromkeys(holding))
     for piece in field:
-        votes = drawn[piece.said]
+        votes = drawn[piece.group]
         if len(votes) > mine and votes & asked and piece not in holding and other(piece):
             return piece
     return None
@@ -407,7 +408,7 @@ class _Piece:
     codes: frozenset[str]
 
     @property
-    def said(self) -> tuple[int, tuple[Value, ...], frozenset[str]]:
+    def group(self) -> tuple[int, tuple[Value, ...], frozenset[str]]:
         """What the piece gives in its sentence: pieces giving the same count together."""
         return (id(self.unit), self.values, self.codes)
 
@@ -416,7 +417,8 @@ def _pieces(index: b.Index) -> list[_Piece]:
     """Each sentence's clauses. A piece with no word, value or code of its own is part
     of the one before; one that gives values or codes with a word at most ("and
     10:00-18:00 on weekends", "and RMA-318 for the toaster") says them of what the one
-    before speaks of, so it has its words too."""
+    before speaks of, so it has that one's words before its first number too, not its
+    qualifiers ("125 mg/5 mL for children and 250 mg/5 mL for adults")."""
     found: list[_Piece] = []
     for unit in index.units:
         carried: tuple[Value, ...] = ()
